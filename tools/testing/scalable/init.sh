@@ -1,0 +1,83 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# /init of the scalable-series test initramfs (busybox-static).
+#
+# The kernel has already run the built-in KUnit suites when this starts; their
+# KTAP output is on the console (ttyS0).  This script runs the installed
+# kselftests through the standard runner and writes their TAP output to the
+# second serial port (ttyS1) so that it never interleaves with printk.  The
+# host (tools/testing/scalable/scalable.py) reads both.
+#
+# Parameters come from the kernel command line as environment variables
+# (the kernel hands unknown "name=value" words to init):
+#   scalable_mode    test | quick | full   benchmark durations
+#   scalable_cpus    comma list of worker counts for the benchmarks
+#   scalable_inject  none | warn | panic | hang  (harness self-tests)
+#   scalable_kmemleak 1: scan for leaks after the tests (debug kernels)
+
+PATH=/bin:/sbin:/usr/bin:/usr/sbin
+export PATH
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mount -t tmpfs tmpfs /tmp
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+
+out=/dev/ttyS1
+[ -c "$out" ] || out=/dev/console
+
+say() {
+	echo "SCALABLE: $*" > /dev/console
+	echo "# SCALABLE: $*" > "$out"
+}
+
+finish() {
+	say "done"
+	sync
+	poweroff -f
+	reboot -f
+}
+
+say "init start mode=${scalable_mode:-test} cpus=$(nproc) kernel=$(uname -r)"
+
+case "${scalable_inject:-none}" in
+warn)
+	echo WARNING > /sys/kernel/debug/provoke-crash/DIRECT ;;
+panic)
+	echo PANIC > /sys/kernel/debug/provoke-crash/DIRECT ;;
+hang)
+	say "injected hang"
+	while :; do sleep 1000; done ;;
+esac
+
+case "${scalable_mode:-test}" in
+full)	bargs="" ;;
+quick)	bargs="-q" ;;
+*)	bargs="-w 50 -m 200 -r 1" ;;
+esac
+[ -n "$scalable_cpus" ] && bargs="$bargs -c $scalable_cpus"
+
+for t in stat_bench fork_bench fork_truncate inotify_bench; do
+	v=KSELFTEST_$(echo "$t" | tr a-z A-Z)_ARGS
+	export "$v=$bargs"
+done
+
+if [ "${scalable_kmemleak:-0}" = 1 ] && [ -w /sys/kernel/debug/kmemleak ]; then
+	# Forget what boot left behind; report only what the tests leak.
+	echo clear > /sys/kernel/debug/kmemleak
+fi
+
+cd /opt/kselftest || { say "no kselftests installed"; finish; }
+./run_kselftest.sh > "$out" 2>&1
+say "kselftest rc=$?"
+
+if [ "${scalable_kmemleak:-0}" = 1 ] && [ -w /sys/kernel/debug/kmemleak ]; then
+	echo scan > /sys/kernel/debug/kmemleak
+	echo scan > /sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak > /dev/console
+	say "kmemleak scan finished"
+fi
+
+finish

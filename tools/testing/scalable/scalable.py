@@ -1,0 +1,934 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+#
+# Host-side harness of the scalable-subsystems series: prepares the patched
+# 6.12 tree, builds the release and debug kernels, boots them in QEMU with a
+# busybox initramfs, checks KUnit/kselftest results and the console for
+# kernel splats, and reports the benchmark numbers.  The top-level Makefile
+# is a thin wrapper around the subcommands here; run "make help".
+
+import argparse
+import gzip
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+TOP = os.path.realpath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
+HARNESS = os.path.join(TOP, 'tools', 'testing', 'scalable')
+BUILD = os.path.join(TOP, 'build')
+OUT = os.environ.get('SCALABLE_OUT') or os.path.join(TOP, 'out')
+PATCHES = os.path.join(TOP, 'patches')
+
+FLAVOURS = ('release', 'debug')
+SELFTEST_TARGETS = ('scalable',)
+BENCHMARKS = ('stat_bench', 'fork_bench', 'fork_truncate', 'inotify_bench')
+
+# Debian packages the harness needs, with a file that proves each present.
+PACKAGES = {
+	'gcc': '/usr/bin/gcc',
+	'make': '/usr/bin/make',
+	'flex': '/usr/bin/flex',
+	'bison': '/usr/bin/bison',
+	'bc': '/usr/bin/bc',
+	'libelf-dev': '/usr/include/gelf.h',
+	'libssl-dev': '/usr/include/openssl/ssl.h',
+	'cpio': '/usr/bin/cpio',
+	'qemu-system-x86': '/usr/bin/qemu-system-x86_64',
+	'busybox-static': '/bin/busybox',
+	'sparse': '/usr/bin/sparse',
+	'coccinelle': '/usr/bin/spatch',
+	'ccache': '/usr/bin/ccache',
+	'python3': '/usr/bin/python3',
+	'xz-utils': '/usr/bin/xz',
+	'rsync': '/usr/bin/rsync',
+	'git': '/usr/bin/git',
+	'perl': '/usr/bin/perl',
+	'kmod': '/usr/bin/kmod',
+}
+
+# Console patterns that fail a boot: any kernel splat.
+SPLATS = [
+	(r'WARNING: CPU: \d+', 'WARNING'),
+	(r'WARNING: (possible|suspicious|inconsistent|bad unlock|held lock)', 'lockdep'),
+	(r'------------\[ cut here \]------------', 'WARN/BUG'),
+	(r'\bBUG: ', 'BUG'),
+	(r'kernel BUG at', 'BUG'),
+	(r'\bOops\b', 'Oops'),
+	(r'general protection fault', 'GPF'),
+	(r'Kernel panic - not syncing', 'panic'),
+	(r'(possible recursive locking|possible circular locking|inconsistent lock state|'
+	 r'suspicious RCU usage|lock held when returning|possible irq lock inversion)', 'lockdep'),
+	(r'INFO: lockdep is turned off', 'lockdep'),
+	(r'DEBUG_LOCKS_WARN_ON', 'lockdep'),
+	(r'\bKASAN: ', 'KASAN'),
+	(r'\bUBSAN: ', 'UBSAN'),
+	(r'ODEBUG: ', 'debugobjects'),
+	(r'list_(add|del) corruption', 'DEBUG_LIST'),
+	(r'rcu: INFO: rcu_\w+ (self-)?detected stall', 'RCU stall'),
+	(r'rcu_\w+ detected stalls on CPUs', 'RCU stall'),
+	(r'INFO: task \S+ blocked for more than', 'hung task'),
+	(r'soft lockup - CPU#', 'soft lockup'),
+	(r'Watchdog detected hard LOCKUP', 'hard lockup'),
+	(r'unreferenced object 0x', 'kmemleak'),
+	(r'Call Trace:', 'stack trace'),
+]
+
+
+class HarnessError(Exception):
+	pass
+
+
+def log(msg):
+	print('scalable: ' + msg, flush=True)
+
+
+def die(msg, code=2):
+	print('scalable: error: ' + msg, file=sys.stderr, flush=True)
+	sys.exit(code)
+
+
+def run(cmd, **kw):
+	"""Run a command, echoing it; raise HarnessError on failure."""
+	quiet = kw.pop('quiet', False)
+	if not quiet:
+		log('$ ' + ' '.join(shlex.quote(c) for c in cmd))
+	r = subprocess.run(cmd, **kw)
+	if r.returncode != 0:
+		raise HarnessError('command failed (exit %d): %s' % (r.returncode, ' '.join(cmd)))
+	return r
+
+
+def read_conf():
+	conf = {}
+	with open(os.path.join(HARNESS, 'base.conf')) as f:
+		for line in f:
+			line = line.strip()
+			if line and not line.startswith('#'):
+				k, v = line.split('=', 1)
+				conf[k] = v
+	return conf
+
+
+def host_cpus():
+	return len(os.sched_getaffinity(0))
+
+
+# ---------------------------------------------------------------- packages
+
+def missing_packages(need_base):
+	missing = [p for p, f in PACKAGES.items() if not os.path.exists(f)]
+	if need_base:
+		conf = read_conf()
+		if not os.path.exists(conf['TARBALL']):
+			missing.append('%s=%s' % (conf['DEBIAN_PACKAGE'], conf['DEBIAN_VERSION']))
+	return missing
+
+
+def ensure_packages(need_base=True):
+	missing = missing_packages(need_base)
+	if not missing:
+		return
+	cmd = ['apt-get', 'install', '-y', '--no-install-recommends'] + missing
+	if os.geteuid() != 0:
+		die('missing Debian packages: %s\n'
+		    '  install them as root with:\n    sudo %s' %
+		    (' '.join(missing), ' '.join(cmd)))
+	log('installing missing packages: ' + ' '.join(missing))
+	env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
+	r = subprocess.run(cmd, env=env)
+	if r.returncode != 0:
+		subprocess.run(['apt-get', 'update'], env=env)
+		r = subprocess.run(cmd, env=env)
+	if r.returncode != 0:
+		conf = read_conf()
+		avail = subprocess.run(['apt-cache', 'policy', conf['DEBIAN_PACKAGE']],
+				       capture_output=True, text=True).stdout
+		die('apt-get could not install: %s\n%s\n'
+		    '  The series is pinned to %s %s (tools/testing/scalable/base.conf).\n'
+		    '  If apt serves another version, either point the build at a 6.12.y tree\n'
+		    '  of your own (make test LINUX_TARBALL=/path/linux-6.12.y.tar.xz or\n'
+		    '  LINUX_TREE=/path/to/linux), or move the pin (all four values in\n'
+		    '  base.conf) and re-run make series and make test.' %
+		    (' '.join(missing), avail.strip(), conf['DEBIAN_PACKAGE'],
+		     conf['DEBIAN_VERSION']))
+	still = missing_packages(need_base)
+	if still:
+		die('packages still missing after apt-get: ' + ' '.join(still))
+
+
+# ---------------------------------------------------------------- base tree
+
+def sha256(path):
+	h = hashlib.sha256()
+	with open(path, 'rb') as f:
+		for chunk in iter(lambda: f.read(1 << 20), b''):
+			h.update(chunk)
+	return h.hexdigest()
+
+
+def tree_version(tree):
+	v = {}
+	with open(os.path.join(tree, 'Makefile')) as f:
+		for line in f:
+			m = re.match(r'(VERSION|PATCHLEVEL|SUBLEVEL) = (\d+)', line)
+			if m:
+				v[m.group(1)] = m.group(2)
+			if len(v) == 3:
+				break
+	return '%s.%s.%s' % (v.get('VERSION'), v.get('PATCHLEVEL'), v.get('SUBLEVEL'))
+
+
+def base_source():
+	"""Return (kind, path, identity) of the base the user asked for."""
+	tree = os.environ.get('LINUX_TREE')
+	tarball = os.environ.get('LINUX_TARBALL')
+	if tree and tarball:
+		die('set only one of LINUX_TREE and LINUX_TARBALL')
+	if tree:
+		if not os.path.exists(os.path.join(tree, 'Makefile')):
+			die('LINUX_TREE=%s is not a kernel source tree (no Makefile)' % tree)
+		return 'tree', os.path.realpath(tree), 'tree:' + os.path.realpath(tree)
+	if tarball:
+		if not os.path.isfile(tarball):
+			die('LINUX_TARBALL=%s does not exist' % tarball)
+		return 'tarball', os.path.realpath(tarball), 'tarball:' + sha256(tarball)
+	conf = read_conf()
+	path = conf['TARBALL']
+	if not os.path.isfile(path):
+		die('%s is missing: install %s=%s (make prepare does it as root)' %
+		    (path, conf['DEBIAN_PACKAGE'], conf['DEBIAN_VERSION']))
+	digest = sha256(path)
+	if digest != conf['SHA256']:
+		installed = subprocess.run(['dpkg-query', '-W', '-f=${Version}', conf['DEBIAN_PACKAGE']],
+					   capture_output=True, text=True).stdout.strip()
+		die('%s has sha256 %s, but base.conf pins %s (%s %s).\n'
+		    '  The installed package is version %s.  Install the pinned one with\n'
+		    '    apt-get install %s=%s\n'
+		    '  or build on your own tree with LINUX_TARBALL=... or LINUX_TREE=...' %
+		    (path, digest, conf['SHA256'], conf['DEBIAN_PACKAGE'], conf['DEBIAN_VERSION'],
+		     installed or 'unknown', conf['DEBIAN_PACKAGE'], conf['DEBIAN_VERSION']))
+	return 'tarball', path, 'tarball:' + digest
+
+
+def unpack_base():
+	"""Unpack the pristine base into build/base/linux; return its path."""
+	kind, path, ident = base_source()
+	dst = os.path.join(BUILD, 'base')
+	stamp = os.path.join(dst, '.identity')
+	tree = os.path.join(dst, 'linux')
+	if os.path.exists(stamp) and open(stamp).read() == ident:
+		return tree
+	log('unpacking base %s' % path)
+	shutil.rmtree(dst, ignore_errors=True)
+	os.makedirs(dst)
+	if kind == 'tree':
+		run(['rsync', '-a', '--exclude=.git', path + '/', tree + '/'])
+	else:
+		tmp = os.path.join(dst, 'unpack')
+		os.makedirs(tmp)
+		run(['tar', '-xf', path, '-C', tmp])
+		entries = os.listdir(tmp)
+		if len(entries) != 1:
+			die('%s does not unpack into a single directory' % path)
+		os.rename(os.path.join(tmp, entries[0]), tree)
+		os.rmdir(tmp)
+	ver = tree_version(tree)
+	if not ver.startswith('6.12.'):
+		shutil.rmtree(dst, ignore_errors=True)
+		die('the base is Linux %s, but this series is for 6.12.y' % ver)
+	conf = read_conf()
+	if ver != conf['LINUX_VERSION']:
+		log('note: base is %s, the series is pinned and tested on %s' %
+		    (ver, conf['LINUX_VERSION']))
+	with open(stamp, 'w') as f:
+		f.write(ident)
+	return tree
+
+
+# ---------------------------------------------------------------- series
+
+def series_patches():
+	"""The series, in order: list of dicts (dir, message, files, diff)."""
+	out = []
+	for name in sorted(os.listdir(PATCHES)):
+		d = os.path.join(PATCHES, name)
+		if not os.path.isdir(d):
+			continue
+		msg = open(os.path.join(d, 'message')).read()
+		files = []
+		fpath = os.path.join(d, 'files')
+		if os.path.exists(fpath):
+			for line in open(fpath):
+				line = line.split('#', 1)[0].strip()
+				if line:
+					files.append(line)
+		diff = os.path.join(d, 'upstream.diff')
+		out.append({'name': name, 'dir': d, 'message': msg, 'files': files,
+			    'diff': diff if os.path.exists(diff) else None})
+	return out
+
+
+def tracked_files():
+	r = subprocess.run(['git', 'ls-files', '-z'], cwd=TOP, capture_output=True)
+	if r.returncode != 0:
+		# Not a git checkout (a tarball of the repo): walk the tree instead.
+		files = []
+		for root, dirs, names in os.walk(TOP):
+			dirs[:] = [d for d in dirs if d not in ('.git', 'build', 'out')]
+			for n in names:
+				files.append(os.path.relpath(os.path.join(root, n), TOP))
+		return files
+	return [f for f in r.stdout.decode().split('\0') if f]
+
+
+# Paths in this repository that are not part of the kernel series.
+NOT_IN_SERIES = ('README.md', 'Makefile', '.gitignore', '.ci/', 'patches/',
+		 'tools/testing/scalable/')
+
+
+def series_files(patches):
+	"""Map every new in-tree file to the patch that adds it; check coverage."""
+	owner = {}
+	tracked = [f for f in tracked_files() if not f.startswith(NOT_IN_SERIES)]
+	for p in patches:
+		for entry in p['files']:
+			matched = [f for f in tracked
+				   if f == entry or (entry.endswith('/') and f.startswith(entry))]
+			if not matched:
+				raise HarnessError('%s/files lists %s, which is not in the repository' %
+						   (p['name'], entry))
+			for f in matched:
+				if f in owner:
+					raise HarnessError('%s is claimed by both %s and %s' %
+							   (f, owner[f], p['name']))
+				owner[f] = p['name']
+	orphans = [f for f in tracked if f not in owner]
+	if orphans:
+		raise HarnessError('files not in any patch of patches/*/files: ' + ' '.join(orphans))
+	return owner
+
+
+def prepare_src():
+	"""Build build/src/linux = base + upstream diffs + new files; incremental."""
+	base = unpack_base()
+	patches = series_patches()
+	owner = series_files(patches)
+	src = os.path.join(BUILD, 'src', 'linux')
+	h = hashlib.sha256(open(os.path.join(BUILD, 'base', '.identity'), 'rb').read())
+	for p in patches:
+		if p['diff']:
+			h.update(open(p['diff'], 'rb').read())
+	h.update('\n'.join(sorted(owner)).encode())
+	ident = h.hexdigest()
+	stamp = os.path.join(BUILD, 'src', '.identity')
+	if not (os.path.exists(stamp) and open(stamp).read() == ident):
+		log('assembling the patched tree in build/src/linux')
+		shutil.rmtree(os.path.join(BUILD, 'src'), ignore_errors=True)
+		os.makedirs(os.path.join(BUILD, 'src'))
+		# Hard links: unchanged files keep their inode and mtime, so the
+		# O= build dirs stay incremental across re-assembly.  patch(1) and
+		# rsync replace files instead of writing through the link.
+		run(['cp', '-al', base, src], quiet=True)
+		for p in patches:
+			if p['diff']:
+				r = subprocess.run(['patch', '-p1', '-N', '-s', '-d', src, '-i', p['diff']])
+				if r.returncode != 0:
+					shutil.rmtree(os.path.join(BUILD, 'src'), ignore_errors=True)
+					raise HarnessError('%s/upstream.diff does not apply to the base' % p['name'])
+		for f in owner:
+			if os.path.exists(os.path.join(base, f)):
+				raise HarnessError('%s exists in the base tree: edit it through an '
+						   'upstream.diff instead' % f)
+	# New files: copy only what changed (checksum), keeping mtimes of the rest.
+	listing = os.path.join(BUILD, 'src', '.overlay')
+	with open(listing, 'w') as f:
+		f.write('\n'.join(sorted(owner)) + '\n')
+	run(['rsync', '-rlt', '--checksum', '--files-from=' + listing, TOP + '/', src + '/'],
+	    quiet=True)
+	with open(stamp, 'w') as f:
+		f.write(ident)
+	return src
+
+
+# ---------------------------------------------------------------- build
+
+def make_cmd(src, obj, *targets, extra=()):
+	jobs = os.environ.get('JOBS') or str(host_cpus())
+	cc = 'ccache gcc' if shutil.which('ccache') else 'gcc'
+	return ['make', '-C', src, 'O=' + obj, 'CC=' + cc, 'HOSTCC=' + cc, '-j' + jobs,
+		'-s'] + list(extra) + list(targets)
+
+
+def config_values(path):
+	vals = {}
+	for line in open(path):
+		m = re.match(r'(CONFIG_\w+)=(.*)', line)
+		if m:
+			vals[m.group(1)] = m.group(2)
+			continue
+		m = re.match(r'# (CONFIG_\w+) is not set', line)
+		if m:
+			vals[m.group(1)] = 'n'
+	return vals
+
+
+def fragments(flavour):
+	return ['scalable.config', 'scalable-%s.config' % flavour]
+
+
+def configure(src, obj, flavour):
+	frags = fragments(flavour)
+	ident = hashlib.sha256(b''.join(open(os.path.join(src, 'kernel', 'configs', f), 'rb').read()
+				       for f in frags)).hexdigest()
+	stamp = os.path.join(obj, '.scalable-config')
+	if os.path.exists(stamp) and open(stamp).read() == ident and \
+	   os.path.exists(os.path.join(obj, '.config')):
+		return
+	os.makedirs(obj, exist_ok=True)
+	r = subprocess.run(make_cmd(src, obj, 'tinyconfig', *frags), capture_output=True, text=True)
+	if r.returncode != 0:
+		raise HarnessError('configuring %s failed:\n%s' % (flavour, r.stdout + r.stderr))
+	final = config_values(os.path.join(obj, '.config'))
+	bad = []
+	for f in frags:
+		for sym, want in config_values(os.path.join(src, 'kernel', 'configs', f)).items():
+			got = final.get(sym, 'n')
+			if got != want:
+				bad.append('%s: %s=%s requested, got %s' % (f, sym, want, got))
+	if bad:
+		raise HarnessError('config fragments did not take effect (unmet dependency?):\n  ' +
+				   '\n  '.join(bad))
+	with open(stamp, 'w') as f:
+		f.write(ident)
+
+
+def build_kernel(flavour):
+	if flavour not in FLAVOURS:
+		die('unknown config "%s": choose one of %s' % (flavour, ', '.join(FLAVOURS)))
+	src = prepare_src()
+	obj = os.path.join(BUILD, flavour)
+	configure(src, obj, flavour)
+	t0 = time.time()
+	log('building the %s kernel in build/%s' % (flavour, flavour))
+	run(make_cmd(src, obj, 'bzImage', 'headers'))
+	log('%s kernel built in %.0f s' % (flavour, time.time() - t0))
+	build_selftests(src, obj, flavour)
+	build_initramfs(obj, flavour)
+	return obj
+
+
+def build_selftests(src, obj, flavour):
+	inst = os.path.join(obj, 'kselftest-install')
+	shutil.rmtree(inst, ignore_errors=True)
+	cmd = ['make', '-C', os.path.join(src, 'tools', 'testing', 'selftests'),
+	       'O=' + obj, 'TARGETS=' + ' '.join(SELFTEST_TARGETS),
+	       'KHDR_INCLUDES=-isystem ' + os.path.join(obj, 'usr', 'include'),
+	       'LDFLAGS=-static', 'INSTALL_PATH=' + inst, '-j' + str(host_cpus()), '-s', 'install']
+	run(cmd)
+	if not os.path.exists(os.path.join(inst, 'run_kselftest.sh')):
+		raise HarnessError('kselftest install produced no run_kselftest.sh')
+
+
+def build_initramfs(obj, flavour):
+	"""Busybox-static root with the kselftests in /opt/kselftest."""
+	root = os.path.join(obj, 'initramfs')
+	shutil.rmtree(root, ignore_errors=True)
+	for d in ('bin', 'sbin', 'usr/bin', 'usr/sbin', 'proc', 'sys', 'dev', 'tmp', 'opt', 'etc',
+		  'root'):
+		os.makedirs(os.path.join(root, d), exist_ok=True)
+	shutil.copy2('/bin/busybox', os.path.join(root, 'bin', 'busybox'))
+	applets = subprocess.run(['/bin/busybox', '--list'], capture_output=True,
+				 text=True).stdout.split()
+	for a in applets:
+		if a == 'busybox':
+			continue
+		os.symlink('busybox', os.path.join(root, 'bin', a))
+	# The kselftest runner calls "/usr/bin/timeout --foreground"; busybox's
+	# timeout has no --foreground, so drop it and keep the per-test timeout.
+	shim = os.path.join(root, 'usr', 'bin', 'timeout')
+	with open(shim, 'w') as f:
+		f.write('#!/bin/sh\n[ "$1" = --foreground ] && shift\nexec /bin/busybox timeout "$@"\n')
+	os.chmod(shim, 0o755)
+	shutil.copy2(os.path.join(HARNESS, 'init.sh'), os.path.join(root, 'init'))
+	os.chmod(os.path.join(root, 'init'), 0o755)
+	run(['cp', '-a', os.path.join(obj, 'kselftest-install'), os.path.join(root, 'opt', 'kselftest')],
+	    quiet=True)
+	with open(os.path.join(root, 'etc', 'passwd'), 'w') as f:
+		f.write('root:x:0:0:root:/root:/bin/sh\n')
+	img = os.path.join(obj, 'initramfs.cpio.gz')
+	files = subprocess.run(['find', '.'], cwd=root, capture_output=True, text=True).stdout
+	cpio = subprocess.run(['cpio', '-o', '-H', 'newc', '--quiet', '-R', '0:0'], cwd=root,
+			      input=files.encode(), capture_output=True)
+	if cpio.returncode != 0:
+		raise HarnessError('cpio failed: ' + cpio.stderr.decode())
+	with gzip.open(img, 'wb', compresslevel=1) as f:
+		f.write(cpio.stdout)
+	return img
+
+
+# ---------------------------------------------------------------- boot
+
+def kvm_works():
+	"""/dev/kvm can exist without usable hardware virtualization: check both."""
+	forced = os.environ.get('ACCEL')
+	if forced:
+		if forced not in ('kvm', 'tcg'):
+			die('ACCEL must be kvm or tcg, not "%s"' % forced)
+		return forced == 'kvm'
+	if not os.access('/dev/kvm', os.R_OK | os.W_OK):
+		return False
+	try:
+		flags = open('/proc/cpuinfo').read()
+	except OSError:
+		return False
+	return bool(re.search(r'^flags\s*:.*\b(vmx|svm)\b', flags, re.M))
+
+
+def qemu_cmd(obj, smp, accel, append, console, tap, mem):
+	cmd = [os.environ.get('QEMU', 'qemu-system-x86_64'), '-M', 'pc', '-m', mem,
+	       '-smp', str(smp), '-nodefaults', '-display', 'none', '-no-reboot',
+	       '-kernel', os.path.join(obj, 'arch', 'x86', 'boot', 'bzImage'),
+	       '-initrd', os.path.join(obj, 'initramfs.cpio.gz'),
+	       '-append', append,
+	       '-chardev', 'file,id=con,path=' + console, '-serial', 'chardev:con',
+	       '-chardev', 'file,id=tap,path=' + tap, '-serial', 'chardev:tap']
+	if accel == 'kvm':
+		cmd += ['-accel', 'kvm', '-cpu', 'host']
+	else:
+		cmd += ['-accel', 'tcg,thread=multi', '-cpu', 'max']
+	return cmd
+
+
+def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None):
+	"""Boot once; return dict with console and tap logs and how it ended."""
+	os.makedirs(logdir, exist_ok=True)
+	name = '%s-smp%d%s' % (flavour, smp, '' if inject == 'none' else '-inject-' + inject)
+	console = os.path.join(logdir, name + '.console.log')
+	tap = os.path.join(logdir, name + '.tap.log')
+	append = ('console=ttyS0 panic=-1 oops=panic loglevel=7 nokaslr '
+		  'hung_task_timeout_secs=120 scalable_mode=%s scalable_inject=%s '
+		  'scalable_kmemleak=%d' % (mode, inject, 1 if flavour == 'debug' else 0))
+	if cpus:
+		append += ' scalable_cpus=' + cpus
+	if flavour == 'debug':
+		append += ' kmemleak=on'
+	accel = 'kvm' if kvm_works() else 'tcg'
+	mem = '2G'
+	for attempt in (1, 2):
+		for p in (console, tap):
+			open(p, 'w').close()
+		cmd = qemu_cmd(obj, smp, accel, append, console, tap, mem)
+		log('booting %s kernel, -smp %d, %s, mode %s (console: %s)' %
+		    (flavour, smp, accel.upper(), mode, os.path.relpath(console, TOP)))
+		t0 = time.time()
+		proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+					stderr=subprocess.STDOUT)
+		ended, seen_tap = None, 0
+		while True:
+			try:
+				proc.wait(timeout=1)
+				break
+			except subprocess.TimeoutExpired:
+				pass
+			elapsed = time.time() - t0
+			seen_tap = echo_progress(tap, seen_tap)
+			if accel == 'kvm' and elapsed > 30 and os.path.getsize(console) == 0:
+				ended = 'kvm-silent'
+				break
+			if elapsed > timeout:
+				ended = 'timeout'
+				break
+		if ended:
+			proc.kill()
+			proc.wait()
+		seen_tap = echo_progress(tap, seen_tap)
+		qemu_out = proc.stdout.read().decode(errors='replace')
+		if ended == 'kvm-silent' and attempt == 1:
+			log('KVM guest printed nothing in 30 s: KVM does not really work here, '
+			    'retrying with TCG')
+			accel = 'tcg'
+			continue
+		break
+	secs = time.time() - t0
+	con = open(console, errors='replace').read()
+	taptext = open(tap, errors='replace').read()
+	return {'name': name, 'flavour': flavour, 'smp': smp, 'accel': accel, 'mode': mode,
+		'console': console, 'tap': tap, 'console_text': con, 'tap_text': taptext,
+		'ended': ended or 'exit', 'qemu_rc': proc.returncode, 'qemu_out': qemu_out,
+		'seconds': secs}
+
+
+def echo_progress(path, seen):
+	try:
+		with open(path, errors='replace') as f:
+			f.seek(seen)
+			data = f.read()
+	except OSError:
+		return seen
+	end = data.rfind('\n')
+	if end < 0:
+		return seen
+	for line in data[:end].splitlines():
+		if re.match(r'(not )?ok \d+ ', line) or 'RESULT ' in line or \
+		   re.match(r'# (not )?ok \d+ ', line):
+			print('  | ' + line, flush=True)
+	return seen + len(data[:end + 1].encode())
+
+
+# ---------------------------------------------------------------- analysis
+
+def find_splats(text):
+	found = []
+	for pat, kind in SPLATS:
+		for m in re.finditer(pat, text):
+			ls = text.rfind('\n', 0, m.start()) + 1
+			le = text.find('\n', m.end())
+			found.append((kind, text[ls:le if le >= 0 else None].strip()))
+	return found
+
+
+def parse_kunit(src, b, logdir):
+	"""Parse the KTAP on the console with kunit.py; return a summary dict."""
+	con = b['console_text']
+	cut = con.find('SCALABLE: init start')
+	ktap = con[:cut] if cut >= 0 else con
+	path = os.path.join(logdir, b['name'] + '.ktap.log')
+	with open(path, 'w') as f:
+		f.write(ktap)
+	jpath = os.path.join(logdir, b['name'] + '.kunit.json')
+	kunit = os.path.join(src, 'tools', 'testing', 'kunit', 'kunit.py')
+	r = subprocess.run([sys.executable, kunit, 'parse', '--json=' + jpath, path],
+			   capture_output=True, text=True)
+	summary = {'rc': r.returncode, 'passed': 0, 'failed': 0, 'skipped': 0, 'crashed': 0,
+		   'suites': [], 'output': r.stdout[-4000:] + r.stderr[-2000:]}
+	try:
+		data = json.load(open(jpath))
+	except (OSError, ValueError):
+		return summary
+	for case in data.get('test_cases', []):
+		st = case.get('status', '')
+		key = {'PASS': 'passed', 'FAIL': 'failed', 'SKIP': 'skipped'}.get(st, 'crashed')
+		summary[key] += 1
+		suite = case.get('name', '').split('.')[0]
+		if suite not in summary['suites']:
+			summary['suites'].append(suite)
+	return summary
+
+
+def parse_kselftest(text):
+	"""Top-level results of run_kselftest.sh (TAP 13) and nested subtests."""
+	top, sub = [], []
+	plan = None
+	for line in text.splitlines():
+		m = re.match(r'1\.\.(\d+)$', line)
+		if m and plan is None:
+			plan = int(m.group(1))
+		m = re.match(r'(not ok|ok) (\d+) (.*?)(\s+# (SKIP|TODO).*)?$', line)
+		if m:
+			top.append({'ok': m.group(1) == 'ok', 'name': m.group(3),
+				    'skip': bool(m.group(5) == 'SKIP' or 'SKIP' in (m.group(4) or ''))})
+			continue
+		m = re.match(r'# (not ok|ok) (\d+) (.*?)(\s+# (SKIP|TODO).*)?$', line)
+		if m:
+			sub.append({'ok': m.group(1) == 'ok', 'name': m.group(3),
+				    'skip': m.group(5) == 'SKIP'})
+	return {'plan': plan, 'top': top, 'sub': sub}
+
+
+def parse_results(text):
+	res = []
+	for m in re.finditer(r'RESULT (bench=\S+(?: \S+=\S+)*)', text):
+		d = dict(kv.split('=', 1) for kv in m.group(1).split())
+		for k, v in list(d.items()):
+			try:
+				d[k] = int(v) if re.fullmatch(r'-?\d+', v) else float(v) \
+					if re.fullmatch(r'-?[\d.]+(e-?\d+)?', v) else v
+			except ValueError:
+				pass
+		res.append(d)
+	return res
+
+
+def analyze(src, b, logdir, expect_done=True):
+	"""Judge one boot: returns (ok, problems, summary)."""
+	problems = []
+	con = b['console_text']
+	if b['ended'] == 'timeout':
+		problems.append('the guest did not finish within the timeout and was killed')
+	elif 'Kernel panic - not syncing' in con:
+		problems.append('kernel panic')
+	elif expect_done and 'SCALABLE: done' not in con:
+		problems.append('the guest stopped before init finished (QEMU exit %s)' % b['qemu_rc'])
+	splats = find_splats(con)
+	for kind, line in splats:
+		problems.append('kernel splat (%s): %s' % (kind, line))
+	kunit = parse_kunit(src, b, logdir)
+	if kunit['failed'] or kunit['crashed'] or kunit['rc'] != 0:
+		problems.append('KUnit: %d failed, %d crashed (kunit.py parse exit %d)' %
+				(kunit['failed'], kunit['crashed'], kunit['rc']))
+	if expect_done and kunit['passed'] == 0:
+		problems.append('KUnit: no test ran')
+	kst = parse_kselftest(b['tap_text'])
+	if expect_done:
+		if kst['plan'] is None:
+			problems.append('kselftest: no TAP plan in the output')
+		elif len(kst['top']) != kst['plan']:
+			problems.append('kselftest: plan 1..%d but %d results' % (kst['plan'], len(kst['top'])))
+	for t in kst['top']:
+		if not t['ok']:
+			problems.append('kselftest failed: ' + t['name'])
+	for t in kst['sub']:
+		if not t['ok'] and not t['skip']:
+			problems.append('  subtest failed: ' + t['name'])
+	summary = {'boot': b['name'], 'flavour': b['flavour'], 'smp': b['smp'], 'accel': b['accel'],
+		   'mode': b['mode'], 'seconds': round(b['seconds'], 1), 'ended': b['ended'],
+		   'kunit': {k: kunit[k] for k in ('passed', 'failed', 'skipped', 'crashed', 'suites')},
+		   'kselftest': {'plan': kst['plan'],
+				 'passed': sum(1 for t in kst['top'] if t['ok'] and not t['skip']),
+				 'failed': sum(1 for t in kst['top'] if not t['ok']),
+				 'skipped': sum(1 for t in kst['top'] if t['skip']),
+				 'subtests_passed': sum(1 for t in kst['sub'] if t['ok']),
+				 'subtests_failed': sum(1 for t in kst['sub'] if not t['ok'] and not t['skip'])},
+		   'results': parse_results(b['tap_text']),
+		   'console': os.path.relpath(b['console'], TOP), 'tap': os.path.relpath(b['tap'], TOP),
+		   'problems': problems}
+	if problems:
+		tail = '\n'.join(con.splitlines()[-40:])
+		print('\n----- %s: last console lines -----\n%s\n-----' % (b['name'], tail), flush=True)
+		if kunit['failed'] or kunit['crashed']:
+			print(kunit['output'], flush=True)
+	return not problems, problems, summary
+
+
+# ---------------------------------------------------------------- report
+
+def bench_table(results):
+	"""Markdown table: one row per (bench, mode), one column per CPU count."""
+	cpus = sorted({r['cpus'] for r in results if isinstance(r.get('cpus'), int)})
+	rows = {}
+	for r in results:
+		rows.setdefault((r['bench'], r.get('mode', '-')), {})[r['cpus']] = r
+	if not cpus:
+		return '(no benchmark results)'
+	head = '| benchmark | mode | ' + \
+	       ' | '.join('%d CPU: ops/ms ±sd (per CPU)' % c for c in cpus) + \
+	       ' | scaling %d/1 |' % cpus[-1]
+	lines = [head, '|' + '---|' * (len(cpus) + 3)]
+	for (bench, mode), byc in rows.items():
+		cells = []
+		for c in cpus:
+			r = byc.get(c)
+			if r is None:
+				cells.append('-')
+			else:
+				cells.append('%.1f ±%.1f (%.1f)' % (r['ops_per_ms'], r.get('stddev', 0),
+								   r['ops_per_ms'] / c))
+		one, top = byc.get(cpus[0]), byc.get(cpus[-1])
+		scale = '%.2fx' % (top['ops_per_ms'] / one['ops_per_ms']) \
+			if one and top and one['ops_per_ms'] > 0 and cpus[0] == 1 else '-'
+		lines.append('| %s | %s | %s | %s |' % (bench, mode, ' | '.join(cells), scale))
+	return '\n'.join(lines)
+
+
+def write_report(summaries, title):
+	os.makedirs(OUT, exist_ok=True)
+	conf = read_conf()
+	report = {'title': title, 'base': conf['LINUX_VERSION'],
+		  'host_cpus': host_cpus(), 'date': time.strftime('%Y-%m-%dT%H:%M:%S%z'),
+		  'boots': summaries}
+	with open(os.path.join(OUT, 'report.json'), 'w') as f:
+		json.dump(report, f, indent=1)
+	md = ['# %s' % title, '',
+	      'Base: Linux %s; host CPUs: %d; %s' % (conf['LINUX_VERSION'], host_cpus(),
+						  report['date']), '']
+	for s in summaries:
+		md.append('## %s kernel, -smp %d, %s, mode %s (%.0f s)' %
+			  (s['flavour'], s['smp'], s['accel'].upper(), s['mode'], s['seconds']))
+		md.append('')
+		k, t = s['kunit'], s['kselftest']
+		md.append('- KUnit: %d passed, %d failed, %d skipped, %d crashed (suites: %s)' %
+			  (k['passed'], k['failed'], k['skipped'], k['crashed'],
+			   ', '.join(k['suites']) or 'none'))
+		md.append('- kselftest: %d passed, %d failed, %d skipped of %s; subtests %d passed, '
+			  '%d failed' % (t['passed'], t['failed'], t['skipped'], t['plan'],
+					 t['subtests_passed'], t['subtests_failed']))
+		md.append('- console: `%s`, TAP: `%s`' % (s['console'], s['tap']))
+		if s['problems']:
+			md.append('- **FAILED:**')
+			md += ['  - ' + p for p in s['problems']]
+		else:
+			md.append('- no kernel splat, all tests passed')
+		md.append('')
+		if s['results']:
+			md.append(bench_table(s['results']))
+			md.append('')
+	if any(s['accel'] == 'tcg' for s in summaries):
+		md.append('Numbers from TCG (software emulation) show ratios, not hardware speed; '
+			  'run on a KVM host for real scaling numbers.')
+	text = '\n'.join(md) + '\n'
+	with open(os.path.join(OUT, 'report.md'), 'w') as f:
+		f.write(text)
+	print('\n' + text, flush=True)
+	log('report written to %s and %s' % (os.path.relpath(os.path.join(OUT, 'report.md'), TOP),
+					     os.path.relpath(os.path.join(OUT, 'report.json'), TOP)))
+
+
+# ---------------------------------------------------------------- commands
+
+def default_smp():
+	v = os.environ.get('SMP')
+	if v:
+		if not v.isdigit() or int(v) < 1 or int(v) > 64:
+			die('SMP must be a number from 1 to 64, not "%s"' % v)
+		return int(v)
+	return max(2, host_cpus())
+
+
+def boot_timeout(flavour, mode):
+	base = {'test': 900, 'quick': 1200, 'full': 5400}[mode]
+	t = int(os.environ.get('BOOT_TIMEOUT', 0)) or base * (2 if flavour == 'debug' else 1)
+	return t
+
+
+def cmd_prepare(args):
+	ensure_packages(need_base=not (os.environ.get('LINUX_TREE') or
+				       os.environ.get('LINUX_TARBALL')))
+	prepare_src()
+	log('build/src/linux is ready')
+
+
+def cmd_build(args):
+	ensure_packages(need_base=not (os.environ.get('LINUX_TREE') or
+				       os.environ.get('LINUX_TARBALL')))
+	for fl in args.flavours:
+		build_kernel(fl)
+
+
+def boot_and_judge(flavour, mode, smp, logdir, cpus=None):
+	src = os.path.join(BUILD, 'src', 'linux')
+	obj = os.path.join(BUILD, flavour)
+	b = boot(obj, flavour, smp, mode, logdir, boot_timeout(flavour, mode), cpus=cpus)
+	ok, problems, summary = analyze(src, b, logdir)
+	verdict = 'PASS' if ok else 'FAIL'
+	log('%s: %s in %.0f s' % (b['name'], verdict, b['seconds']))
+	for p in problems:
+		log('  ' + p)
+	return ok, summary
+
+
+def cmd_run(args):
+	"""The main job: build the release kernel, boot, test, benchmark, report."""
+	mode = args.mode
+	if mode not in ('quick', 'full', 'test'):
+		die('MODE must be quick or full, not "%s"' % mode)
+	cmd_build(argparse.Namespace(flavours=['release']))
+	smp = default_smp()
+	logdir = os.path.join(OUT, 'logs')
+	ok, summary = boot_and_judge('release', mode, smp, logdir, cpus=os.environ.get('CPUS'))
+	write_report([summary], 'Scalable series: benchmark report (%s mode)' % mode)
+	return 0 if ok else 1
+
+
+def cmd_test(args):
+	"""What CI runs: release and debug kernels, all tests, splat check."""
+	flavours = args.flavours
+	cmd_build(argparse.Namespace(flavours=flavours))
+	smp = default_smp()
+	logdir = os.path.join(OUT, 'logs')
+	results, summaries = [], []
+	if not args.no_harness_check:
+		results.append(('harness self-check', harness_selfcheck(logdir)))
+	for fl in flavours:
+		ok, summary = boot_and_judge(fl, 'test', smp, logdir)
+		results.append((fl, ok))
+		summaries.append(summary)
+	write_report(summaries, 'Scalable series: test report')
+	failed = [n for n, ok in results if not ok]
+	if failed:
+		log('FAILED: ' + ', '.join(failed))
+		return 1
+	log('all tests passed')
+	return 0
+
+
+def harness_selfcheck(logdir):
+	"""Boot with injected faults: each must be caught, or the harness is broken."""
+	src = os.path.join(BUILD, 'src', 'linux')
+	obj = os.path.join(BUILD, 'release')
+	ok = True
+	for inject, timeout, want in (('warn', 300, 'kernel splat (WARNING)'),
+				      ('panic', 300, 'kernel panic'),
+				      ('hang', 25, 'did not finish within the timeout')):
+		b = boot(obj, 'release', 2, 'test', logdir, timeout, inject=inject)
+		passed, problems, _ = analyze(src, b, logdir, expect_done=False) \
+			if inject != 'warn' else analyze(src, b, logdir)
+		caught = any(want in p for p in problems)
+		log('harness self-check: injected %s -> %s' %
+		    (inject, 'caught' if caught else 'NOT CAUGHT: %s' % problems))
+		ok = ok and caught and not passed
+	return ok
+
+
+def cmd_boot(args):
+	"""Boot an already built kernel once (for debugging the harness)."""
+	smp = default_smp()
+	logdir = os.path.join(OUT, 'logs')
+	if args.inject != 'none':
+		b = boot(os.path.join(BUILD, args.flavour), args.flavour, smp, args.mode, logdir,
+			 int(os.environ.get('BOOT_TIMEOUT', 60)), inject=args.inject)
+		ok, problems, _ = analyze(os.path.join(BUILD, 'src', 'linux'), b, logdir,
+					  expect_done=False)
+		for p in problems:
+			log(p)
+		return 0 if ok else 1
+	ok, summary = boot_and_judge(args.flavour, args.mode, smp, logdir, cpus=os.environ.get('CPUS'))
+	write_report([summary], 'Scalable series: boot report')
+	return 0 if ok else 1
+
+
+def main():
+	ap = argparse.ArgumentParser(description=__doc__)
+	sub = ap.add_subparsers(dest='cmd', required=True)
+	sub.add_parser('prepare', help='install packages, unpack and patch the base')
+	p = sub.add_parser('build', help='build kernels, selftests and initramfs')
+	p.add_argument('flavours', nargs='*', default=list(FLAVOURS))
+	p = sub.add_parser('run', help='main job: build, boot, test and benchmark the release kernel')
+	p.add_argument('--mode', default=os.environ.get('MODE', 'full'))
+	p = sub.add_parser('test', help='CI: build and boot release and debug, fail on any failure')
+	p.add_argument('flavours', nargs='*', default=list(FLAVOURS))
+	p.add_argument('--no-harness-check', action='store_true')
+	p = sub.add_parser('boot', help='boot a built kernel once')
+	p.add_argument('flavour', choices=FLAVOURS)
+	p.add_argument('--mode', default=os.environ.get('MODE', 'test'))
+	p.add_argument('--inject', default='none', choices=('none', 'warn', 'panic', 'hang'))
+	p = sub.add_parser('series', help='export the series with git format-patch')
+	p.add_argument('--build', action='store_true', help='build every step of the series')
+	sub.add_parser('check', help='checkpatch, sparse, W=1 and coccicheck')
+	args = ap.parse_args()
+	for fl in getattr(args, 'flavours', []) or []:
+		if fl not in FLAVOURS:
+			die('unknown config "%s": choose one of %s' % (fl, ', '.join(FLAVOURS)))
+	try:
+		if args.cmd == 'series':
+			import series
+			return series.cmd_series(args)
+		if args.cmd == 'check':
+			import series
+			return series.cmd_check(args)
+		return {'prepare': cmd_prepare, 'build': cmd_build, 'run': cmd_run, 'test': cmd_test,
+			'boot': cmd_boot}[args.cmd](args) or 0
+	except HarnessError as e:
+		die(str(e), 1)
+	except KeyboardInterrupt:
+		die('interrupted', 130)
+
+
+if __name__ == '__main__':
+	sys.exit(main())

@@ -1,0 +1,202 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Export of the patch series (git format-patch with a cover letter), its
+# apply/bisect check, and the static checks (checkpatch --strict, sparse,
+# W=1, coccicheck) over the project's own files.
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+
+import scalable as S
+
+SERIES_OUT = os.path.join(S.OUT, 'series')
+GIT_ID = ['-c', 'user.name=Scalable Series Developers',
+	  '-c', 'user.email=scalable-dev@lists.example.org',
+	  '-c', 'commit.gpgsign=false', '-c', 'core.autocrlf=false']
+
+
+def git(repo, *args, capture=False, check=True):
+	r = subprocess.run(['git', '-C', repo] + GIT_ID + list(args),
+			   capture_output=capture, text=True)
+	if check and r.returncode != 0:
+		raise S.HarnessError('git %s failed in %s%s' %
+				     (' '.join(args), repo, (':\n' + r.stderr) if capture else ''))
+	return r.stdout.strip() if capture else r
+
+
+def base_repo():
+	"""A git repository holding the pristine base as its one commit."""
+	base = S.unpack_base()
+	repo = os.path.join(S.BUILD, 'series', 'linux')
+	ident = open(os.path.join(S.BUILD, 'base', '.identity')).read()
+	stamp = os.path.join(S.BUILD, 'series', '.identity')
+	if os.path.exists(stamp) and open(stamp).read() == ident:
+		git(repo, 'checkout', '-q', '-f', 'base')
+		git(repo, 'clean', '-q', '-fdx')
+		return repo
+	S.log('creating a git repository of the base in build/series/linux (once)')
+	shutil.rmtree(os.path.join(S.BUILD, 'series'), ignore_errors=True)
+	os.makedirs(os.path.join(S.BUILD, 'series'))
+	S.run(['cp', '-a', base, repo], quiet=True)
+	git(repo, 'init', '-q')
+	git(repo, 'add', '-A', '-f')
+	git(repo, 'commit', '-q', '-m', 'Linux %s (base of the series)' % S.tree_version(repo))
+	git(repo, 'tag', 'base')
+	with open(stamp, 'w') as f:
+		f.write(ident)
+	return repo
+
+
+def commit_series(repo, patches, owner):
+	git(repo, 'checkout', '-q', '-B', 'series', 'base')
+	for p in patches:
+		if p['diff']:
+			git(repo, 'apply', '--index', p['diff'])
+		for f, who in sorted(owner.items()):
+			if who != p['name']:
+				continue
+			dst = os.path.join(repo, f)
+			os.makedirs(os.path.dirname(dst), exist_ok=True)
+			shutil.copy2(os.path.join(S.TOP, f), dst)
+			git(repo, 'add', '-f', f)
+		git(repo, 'commit', '-q', '-s', '-F', os.path.join(p['dir'], 'message'))
+
+
+def cover_letter(path):
+	cover = open(os.path.join(S.PATCHES, 'cover-letter')).read().split('\n', 1)
+	text = open(path).read()
+	text = text.replace('*** SUBJECT HERE ***', cover[0].strip())
+	text = text.replace('*** BLURB HERE ***', cover[1].strip() if len(cover) > 1 else '')
+	with open(path, 'w') as f:
+		f.write(text)
+
+
+def export():
+	"""Commit the series onto the base and write it to out/series/."""
+	patches = S.series_patches()
+	owner = S.series_files(patches)
+	repo = base_repo()
+	commit_series(repo, patches, owner)
+	shutil.rmtree(SERIES_OUT, ignore_errors=True)
+	os.makedirs(SERIES_OUT)
+	git(repo, 'format-patch', '-q', '--cover-letter', '--base=base', '-o', SERIES_OUT,
+	    'base..series')
+	files = sorted(glob.glob(os.path.join(SERIES_OUT, '*.patch')))
+	cover_letter(files[0])
+	S.log('exported %d patches and a cover letter to %s' %
+	      (len(files) - 1, os.path.relpath(SERIES_OUT, S.TOP)))
+	return repo, files
+
+
+def verify_apply(repo, files, build):
+	"""git am the exported files onto a fresh base; optionally build each."""
+	exported = git(repo, 'rev-parse', 'series', capture=True)
+	git(repo, 'checkout', '-q', '-B', 'applied', 'base')
+	r = subprocess.run(['git', '-C', repo] + S_GIT_AM + files[1:], capture_output=True, text=True)
+	if r.returncode != 0:
+		subprocess.run(['git', '-C', repo, 'am', '--abort'], capture_output=True)
+		raise S.HarnessError('the exported series does not apply with git am:\n' +
+				     r.stdout + r.stderr)
+	if git(repo, 'diff', '--stat', exported, 'applied', capture=True):
+		raise S.HarnessError('git am of the export differs from the series commits')
+	src = os.path.join(S.BUILD, 'src', 'linux')
+	diff = subprocess.run(['diff', '-r', '-q', '-x', '.git', repo, src], capture_output=True,
+			      text=True)
+	if diff.returncode != 0:
+		raise S.HarnessError('the series does not reproduce build/src/linux:\n' +
+				     diff.stdout[-3000:])
+	S.log('the series applies with git am to a fresh base and reproduces the build tree')
+	if not build:
+		return
+	commits = git(repo, 'rev-list', '--reverse', 'base..applied', capture=True).split()
+	obj = os.path.join(S.BUILD, 'series-obj')
+	for i, c in enumerate(commits, 1):
+		git(repo, 'checkout', '-q', c)
+		cfg = os.path.join(repo, 'kernel', 'configs', 'scalable.config')
+		os.makedirs(obj, exist_ok=True)
+		if os.path.exists(cfg):
+			S.run(S.make_cmd(repo, obj, 'tinyconfig', *S.fragments('release')))
+		else:
+			shutil.copy(os.path.join(S.BUILD, 'release', '.config'),
+				    os.path.join(obj, '.config'))
+			S.run(S.make_cmd(repo, obj, 'olddefconfig'))
+		S.run(S.make_cmd(repo, obj, 'bzImage'))
+		S.log('patch %d/%d builds' % (i, len(commits)))
+	git(repo, 'checkout', '-q', 'applied')
+
+
+S_GIT_AM = ['am', '-q', '--whitespace=error-all']
+
+
+def cmd_series(args):
+	S.ensure_packages(need_base=not (os.environ.get('LINUX_TREE') or
+					 os.environ.get('LINUX_TARBALL')))
+	S.prepare_src()
+	repo, files = export()
+	verify_apply(repo, files, args.build)
+	for f in files:
+		print('  ' + os.path.relpath(f, S.TOP))
+	return 0
+
+
+def kernel_c_files(owner):
+	return sorted(f for f in owner if f.endswith('.c') and
+		      not f.startswith(('tools/', 'Documentation/', 'samples/', 'scripts/')))
+
+
+def cmd_check(args):
+	S.ensure_packages(need_base=not (os.environ.get('LINUX_TREE') or
+					 os.environ.get('LINUX_TARBALL')))
+	src = S.prepare_src()
+	repo, files = export()
+	verify_apply(repo, files, False)
+	failures = []
+
+	# checkpatch --strict on every patch of the series.
+	for f in files[1:]:
+		r = subprocess.run(['perl', os.path.join(repo, 'scripts', 'checkpatch.pl'), '--strict',
+				    '--no-summary', '--terse', '--show-types', f],
+				   cwd=repo, capture_output=True, text=True)
+		out = (r.stdout + r.stderr).strip()
+		if r.returncode != 0 or out:
+			failures.append('checkpatch --strict %s:\n%s' % (os.path.basename(f), out))
+	S.log('checkpatch --strict: %d patches checked' % (len(files) - 1))
+
+	# sparse (C=2 forces a check of each file) and W=1 on our kernel C files.
+	owner = S.series_files(S.series_patches())
+	cfiles = kernel_c_files(owner)
+	obj = os.path.join(S.BUILD, 'release')
+	if not os.path.exists(os.path.join(obj, '.config')):
+		S.build_kernel('release')
+	if cfiles:
+		objs = [f[:-2] + '.o' for f in cfiles]
+		r = subprocess.run(S.make_cmd(src, obj, *objs, extra=['C=2', 'W=1']),
+				   capture_output=True, text=True)
+		out = '\n'.join(l for l in (r.stdout + r.stderr).splitlines()
+				if re.search(r'(warning|error):', l))
+		if r.returncode != 0 or out:
+			failures.append('sparse / W=1:\n' + (out or r.stderr[-3000:]))
+		dirs = sorted({os.path.dirname(f) for f in cfiles})
+		for d in dirs:
+			r = subprocess.run(S.make_cmd(src, obj, 'coccicheck',
+						      extra=['MODE=report', 'M=' + d]),
+					   capture_output=True, text=True)
+			hits = [l for l in r.stdout.splitlines()
+				if re.match(r'\S+\.[ch]:\d+', l)]
+			if r.returncode != 0 or hits:
+				failures.append('coccicheck %s:\n%s' %
+						(d, '\n'.join(hits) or r.stderr[-3000:]))
+		S.log('sparse, W=1 and coccicheck: %d kernel C files in %d directories' %
+		      (len(cfiles), len(dirs)))
+	else:
+		S.log('sparse, W=1, coccicheck: the series has no kernel C files yet')
+	if failures:
+		for f in failures:
+			print(f)
+		S.log('make check FAILED')
+		return 1
+	S.log('make check passed')
+	return 0

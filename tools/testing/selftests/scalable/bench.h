@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared engine of the scalable microbenchmarks.
+ *
+ * A benchmark describes itself with a struct bench_desc and calls
+ * bench_main().  The engine parses the common options, sweeps the worker
+ * counts, starts one pinned worker process per CPU (each one re-execs the
+ * binary so that it shares no mm, anon_vma or struct file with anybody),
+ * drives the READY -> WARMUP -> MEASURE -> STOP phases through a shared
+ * memfd mapping and prints one TAP result plus one RESULT line per
+ * (mode, cpus) pair.
+ */
+#ifndef SCALABLE_BENCH_H
+#define SCALABLE_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define BENCH_CACHELINE		64
+/* Windowed counters per worker (snapshotted at MEASURE and STOP). */
+#define BENCH_NR_WIN		3
+/* Whole-run totals per worker (published when the worker finishes). */
+#define BENCH_NR_TOT		2
+/* Per-worker arguments written by the parent before the spawn. */
+#define BENCH_NR_ARG		4
+#define BENCH_MAX_MODES		32
+#define BENCH_MAX_COUNTS	64
+#define BENCH_NAME_LEN		32
+
+/* Phase word of the control block, written only by the parent. */
+enum bench_phase {
+	BENCH_PHASE_READY,
+	BENCH_PHASE_WARMUP,
+	BENCH_PHASE_MEASURE,
+	BENCH_PHASE_STOP,
+};
+
+/* State word of a worker slot, written only by its worker. */
+enum bench_state {
+	BENCH_STATE_STARTING,
+	BENCH_STATE_READY,
+	BENCH_STATE_DONE,
+};
+
+/* How a struct bench_metric is folded over workers and runs. */
+enum bench_agg {
+	BENCH_AGG_RATE,	/* sum of win[] over workers / window, mean of runs */
+	BENCH_AGG_SUM,	/* sum of tot[] over workers and runs */
+	BENCH_AGG_MAX,	/* max of tot[] over workers and runs */
+};
+
+/**
+ * struct bench_metric - an extra key=value field of the RESULT line
+ * @name: key, printed as is (no spaces)
+ * @agg: how the value is folded, see enum bench_agg
+ * @idx: index into win[] (BENCH_AGG_RATE) or tot[] (the others)
+ */
+struct bench_metric {
+	const char *name;
+	enum bench_agg agg;
+	int idx;
+};
+
+/**
+ * struct bench_slot - results of one worker, one cache line
+ * @state: enum bench_state, stored with release semantics
+ * @error: 0, or the positive errno-like code of the first failure
+ * @ops: operations counted between MEASURE and STOP
+ * @win: bench-defined counters, counted between MEASURE and STOP
+ * @tot: bench-defined totals over the whole run
+ *
+ * Only the owning worker writes its slot, and only at start-up, at the
+ * end and on failure, so the slots never bounce during a measurement.
+ */
+struct bench_slot {
+	uint32_t state;
+	int32_t error;
+	uint64_t ops;
+	uint64_t win[BENCH_NR_WIN];
+	uint64_t tot[BENCH_NR_TOT];
+} __attribute__((aligned(BENCH_CACHELINE)));
+
+/**
+ * struct bench_ctl - control block at the start of the shared memfd
+ * @phase: enum bench_phase, written only by the parent
+ * @nr_workers: workers of the current run
+ * @cpus: the CPU count of the current run
+ * @mode: index of the current mode
+ * @param: parameter of the current mode, see bench_add_mode()
+ * @arg_off: offset of the per-worker arguments in the mapping
+ * @slot_off: offset of the per-worker slots
+ * @extra_off: offset of the bench-defined shared area
+ * @extra_size: size of that area
+ *
+ * The rest of the mapping holds the per-worker arguments, the per-worker
+ * slots and the bench-defined shared area, see bench_arg(), bench_slot()
+ * and bench_extra().
+ */
+struct bench_ctl {
+	uint32_t phase;
+	uint32_t nr_workers;
+	uint32_t cpus;
+	uint32_t mode;
+	uint64_t param;
+	uint64_t arg_off;
+	uint64_t slot_off;
+	uint64_t extra_off;
+	uint64_t extra_size;
+} __attribute__((aligned(BENCH_CACHELINE)));
+
+/**
+ * struct bench_worker - what a worker process knows about itself
+ * @idx: worker index, 0 .. nr_workers - 1
+ * @nr_workers: number of workers in this run
+ * @cpus: CPU count of this run
+ * @cpu: CPU number the worker is pinned to
+ * @mode: index of the mode being measured
+ * @param: parameter of that mode
+ * @arg: the arguments the parent wrote for this worker
+ * @win: windowed counters; the worker adds to them, the engine snapshots
+ * @tot: totals; the worker sets them, the engine publishes them
+ * @extra: the bench-defined shared area (NULL if none was requested)
+ * @ctl: the control block
+ * @priv: free for the benchmark
+ */
+struct bench_worker {
+	int idx;
+	int nr_workers;
+	int cpus;
+	int cpu;
+	int mode;
+	uint64_t param;
+	const uint64_t *arg;
+	uint64_t win[BENCH_NR_WIN];
+	uint64_t tot[BENCH_NR_TOT];
+	void *extra;
+	struct bench_ctl *ctl;
+	void *priv;
+};
+
+/**
+ * struct bench_desc - a benchmark
+ * @name: program name, used in TAP names, RESULT lines and the work dir
+ * @opts: getopt() characters of the bench-specific options
+ * @usage: usage lines of the bench-specific options
+ * @parse_opt: parse one bench-specific option; 0 or -1 (usage error)
+ * @init: after option parsing, in the parent and in every worker;
+ *	adds the modes (bench_add_mode()); 0, -1 (error) or KSFT_SKIP
+ * @setup: parent only, after the work dir exists: create the files
+ * @cleanup: parent only, at the end, also after a failure (may be NULL)
+ * @nr_workers: workers for a run on @cpus CPUs (NULL: @cpus)
+ * @worker_cpu: index in the CPU list that worker @idx is pinned to
+ *	(NULL: @idx)
+ * @extra_size: size of the shared area for up to @max_cpus CPUs (or NULL)
+ * @prepare_run: parent, before each run: reset files, fill bench_arg()
+ * @worker_init: worker, after the exec: open and map its files
+ * @worker_op: worker loop body; returns the ops done (>= 0) or -1
+ * @worker_finish: worker, after STOP (may be NULL); 0 or -1
+ * @metrics: extra RESULT fields
+ * @nr_metrics: number of @metrics
+ */
+struct bench_desc {
+	const char *name;
+	const char *opts;
+	const char *usage;
+	int (*parse_opt)(int opt, const char *arg);
+	int (*init)(void);
+	int (*setup)(int max_cpus);
+	void (*cleanup)(void);
+	int (*nr_workers)(int mode, int cpus);
+	int (*worker_cpu)(int idx, int nr_workers, int cpus);
+	size_t (*extra_size)(int max_cpus);
+	int (*prepare_run)(struct bench_ctl *ctl);
+	int (*worker_init)(struct bench_worker *w);
+	long (*worker_op)(struct bench_worker *w);
+	int (*worker_finish)(struct bench_worker *w);
+	const struct bench_metric *metrics;
+	int nr_metrics;
+};
+
+/**
+ * struct bench_config - the common options, after parsing
+ * @warmup_ms: warm-up length (-w)
+ * @measure_ms: measurement length (-m)
+ * @runs: runs per (mode, cpus) (-r)
+ * @dir: absolute path of the work directory (-d)
+ * @nproc: CPUs in the affinity mask of the process
+ * @cpu_list: the CPUs of that mask, in order
+ * @counts: the worker/CPU counts to sweep (-c)
+ * @nr_counts: number of @counts
+ */
+struct bench_config {
+	long warmup_ms;
+	long measure_ms;
+	int runs;
+	char dir[4096];
+	int nproc;
+	int cpu_list[1024];
+	int counts[BENCH_MAX_COUNTS];
+	int nr_counts;
+};
+
+extern struct bench_config bench_cfg;
+
+int bench_main(const struct bench_desc *desc, int argc, char **argv);
+int bench_add_mode(const char *name, uint64_t param);
+int bench_nr_modes(void);
+
+uint64_t *bench_arg(struct bench_ctl *ctl, int idx);
+struct bench_slot *bench_slot(struct bench_ctl *ctl, int idx);
+void *bench_extra(struct bench_ctl *ctl);
+
+__attribute__((format(printf, 2, 3)))
+void bench_worker_fail(struct bench_worker *w, const char *fmt, ...);
+int bench_wait_peers(struct bench_worker *w, long timeout_ms);
+uint64_t bench_now_ns(void);
+int bench_parse_uint(const char *s, long min, long max, long *val);
+int bench_write_file(const char *path, size_t size);
+
+#endif /* SCALABLE_BENCH_H */
