@@ -32,6 +32,7 @@ quick:
 	$(HARNESS) run --mode quick
 
 test:
+	$(PY) tools/testing/scalable/test_scalable.py
 	$(HARNESS) test $(FLAVOURS)
 
 prepare:

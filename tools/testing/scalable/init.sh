@@ -24,6 +24,11 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mount -t tmpfs tmpfs /tmp
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+# devtmpfs has no /dev/std* links; the kselftest runner writes to /dev/stdout.
+ln -sf /proc/self/fd /dev/fd
+ln -sf /proc/self/fd/0 /dev/stdin
+ln -sf /proc/self/fd/1 /dev/stdout
+ln -sf /proc/self/fd/2 /dev/stderr
 
 out=/dev/ttyS1
 [ -c "$out" ] || out=/dev/console
@@ -44,9 +49,11 @@ say "init start mode=${scalable_mode:-test} cpus=$(nproc) kernel=$(uname -r)"
 
 case "${scalable_inject:-none}" in
 warn)
-	echo WARNING > /sys/kernel/debug/provoke-crash/DIRECT ;;
+	echo WARNING > /sys/kernel/debug/provoke-crash/DIRECT
+	finish ;;
 panic)
-	echo PANIC > /sys/kernel/debug/provoke-crash/DIRECT ;;
+	echo PANIC > /sys/kernel/debug/provoke-crash/DIRECT
+	finish ;;
 hang)
 	say "injected hang"
 	while :; do sleep 1000; done ;;

@@ -276,7 +276,9 @@ def series_patches():
 
 
 def tracked_files():
-	r = subprocess.run(['git', 'ls-files', '-z'], cwd=TOP, capture_output=True)
+	"""Files of the checkout: committed ones and new ones git does not ignore."""
+	r = subprocess.run(['git', 'ls-files', '-z', '--cached', '--others', '--exclude-standard'],
+			   cwd=TOP, capture_output=True)
 	if r.returncode != 0:
 		# Not a git checkout (a tarball of the repo): walk the tree instead.
 		files = []
@@ -612,13 +614,17 @@ def parse_kunit(src, b, logdir):
 		data = json.load(open(jpath))
 	except (OSError, ValueError):
 		return summary
-	for case in data.get('test_cases', []):
-		st = case.get('status', '')
-		key = {'PASS': 'passed', 'FAIL': 'failed', 'SKIP': 'skipped'}.get(st, 'crashed')
-		summary[key] += 1
-		suite = case.get('name', '').split('.')[0]
-		if suite not in summary['suites']:
-			summary['suites'].append(suite)
+
+	def walk(group, suite):
+		for case in group.get('test_cases', []):
+			st = case.get('status', '')
+			key = {'PASS': 'passed', 'FAIL': 'failed', 'SKIP': 'skipped'}.get(st, 'crashed')
+			summary[key] += 1
+			if suite and suite not in summary['suites']:
+				summary['suites'].append(suite)
+		for g in group.get('sub_groups', []):
+			walk(g, suite or g.get('name'))
+	walk(data, None)
 	return summary
 
 
@@ -630,15 +636,11 @@ def parse_kselftest(text):
 		m = re.match(r'1\.\.(\d+)$', line)
 		if m and plan is None:
 			plan = int(m.group(1))
-		m = re.match(r'(not ok|ok) (\d+) (.*?)(\s+# (SKIP|TODO).*)?$', line)
+		m = re.match(r'(# )?(not ok|ok) (\d+) (.*?)(?:\s+#\s*(.*))?$', line)
 		if m:
-			top.append({'ok': m.group(1) == 'ok', 'name': m.group(3),
-				    'skip': bool(m.group(5) == 'SKIP' or 'SKIP' in (m.group(4) or ''))})
-			continue
-		m = re.match(r'# (not ok|ok) (\d+) (.*?)(\s+# (SKIP|TODO).*)?$', line)
-		if m:
-			sub.append({'ok': m.group(1) == 'ok', 'name': m.group(3),
-				    'skip': m.group(5) == 'SKIP'})
+			t = {'ok': m.group(2) == 'ok', 'name': m.group(4),
+			     'skip': (m.group(5) or '').upper().startswith('SKIP')}
+			(sub if m.group(1) else top).append(t)
 	return {'plan': plan, 'top': top, 'sub': sub}
 
 

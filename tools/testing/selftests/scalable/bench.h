@@ -15,7 +15,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
+#include <linux/types.h>
+
+#include "../kselftest.h"
 
 #define BENCH_CACHELINE		64
 /* Windowed counters per worker (snapshotted at MEASURE and STOP). */
@@ -69,17 +71,21 @@ struct bench_metric {
  * @ops: operations counted between MEASURE and STOP
  * @win: bench-defined counters, counted between MEASURE and STOP
  * @tot: bench-defined totals over the whole run
+ * @pad: pads the slot to one cache line
  *
- * Only the owning worker writes its slot, and only at start-up, at the
- * end and on failure, so the slots never bounce during a measurement.
+ * The slots start on a cache-line boundary of the mapping and each fills
+ * exactly one line.  Only the owning worker writes its slot, and only at
+ * start-up, at the end and on failure, so the slots never bounce during a
+ * measurement.
  */
 struct bench_slot {
-	uint32_t state;
-	int32_t error;
-	uint64_t ops;
-	uint64_t win[BENCH_NR_WIN];
-	uint64_t tot[BENCH_NR_TOT];
-} __attribute__((aligned(BENCH_CACHELINE)));
+	__u32 state;
+	__s32 error;
+	__u64 ops;
+	__u64 win[BENCH_NR_WIN];
+	__u64 tot[BENCH_NR_TOT];
+	__u64 pad[8 - 2 - BENCH_NR_WIN - BENCH_NR_TOT];
+};
 
 /**
  * struct bench_ctl - control block at the start of the shared memfd
@@ -98,16 +104,16 @@ struct bench_slot {
  * and bench_extra().
  */
 struct bench_ctl {
-	uint32_t phase;
-	uint32_t nr_workers;
-	uint32_t cpus;
-	uint32_t mode;
-	uint64_t param;
-	uint64_t arg_off;
-	uint64_t slot_off;
-	uint64_t extra_off;
-	uint64_t extra_size;
-} __attribute__((aligned(BENCH_CACHELINE)));
+	__u32 phase;
+	__u32 nr_workers;
+	__u32 cpus;
+	__u32 mode;
+	__u64 param;
+	__u64 arg_off;
+	__u64 slot_off;
+	__u64 extra_off;
+	__u64 extra_size;
+};
 
 /**
  * struct bench_worker - what a worker process knows about itself
@@ -130,10 +136,10 @@ struct bench_worker {
 	int cpus;
 	int cpu;
 	int mode;
-	uint64_t param;
-	const uint64_t *arg;
-	uint64_t win[BENCH_NR_WIN];
-	uint64_t tot[BENCH_NR_TOT];
+	__u64 param;
+	const __u64 *arg;
+	__u64 win[BENCH_NR_WIN];
+	__u64 tot[BENCH_NR_TOT];
 	void *extra;
 	struct bench_ctl *ctl;
 	void *priv;
@@ -145,8 +151,10 @@ struct bench_worker {
  * @opts: getopt() characters of the bench-specific options
  * @usage: usage lines of the bench-specific options
  * @parse_opt: parse one bench-specific option; 0 or -1 (usage error)
- * @init: after option parsing, in the parent and in every worker;
- *	adds the modes (bench_add_mode()); 0, -1 (error) or KSFT_SKIP
+ * @init: after option parsing (in the parent after the TAP header), in the
+ *	parent and in every worker; adds the modes (bench_add_mode());
+ *	returns 0, -1 (error) or KSFT_SKIP (a kernel feature is missing);
+ *	the options must already be validated by @parse_opt
  * @setup: parent only, after the work dir exists: create the files
  * @cleanup: parent only, at the end, also after a failure (may be NULL)
  * @nr_workers: workers for a run on @cpus CPUs (NULL: @cpus)
@@ -201,21 +209,51 @@ struct bench_config {
 	int nr_counts;
 };
 
+/**
+ * struct bench_maps - files mapped next to each other, with unmapped gaps
+ * @nr: number of files
+ * @pages: pages per mapping
+ * @page: page size
+ * @fd: descriptors (-1 once closed)
+ * @addr: start of each mapping
+ * @dev: st_dev of each file
+ * @ino: st_ino of each file
+ * @other_file_vmas: file-backed VMAs of the process that are not ours
+ *	(the executable, mostly), counted by bench_check_maps()
+ */
+struct bench_maps {
+	int nr;
+	int pages;
+	size_t page;
+	int *fd;
+	char **addr;
+	__u64 *dev;
+	__u64 *ino;
+	int other_file_vmas;
+};
+
 extern struct bench_config bench_cfg;
 
 int bench_main(const struct bench_desc *desc, int argc, char **argv);
-int bench_add_mode(const char *name, uint64_t param);
+int bench_add_mode(const char *name, __u64 param);
 int bench_nr_modes(void);
 
-uint64_t *bench_arg(struct bench_ctl *ctl, int idx);
+__u64 *bench_arg(struct bench_ctl *ctl, int idx);
 struct bench_slot *bench_slot(struct bench_ctl *ctl, int idx);
 void *bench_extra(struct bench_ctl *ctl);
 
-__attribute__((format(printf, 2, 3)))
+__printf(2, 3)
 void bench_worker_fail(struct bench_worker *w, const char *fmt, ...);
 int bench_wait_peers(struct bench_worker *w, long timeout_ms);
-uint64_t bench_now_ns(void);
+__u64 bench_now_ns(void);
 int bench_parse_uint(const char *s, long min, long max, long *val);
 int bench_write_file(const char *path, size_t size);
+size_t bench_page_size(void);
+int bench_make_files(const char *subdir, int nr, size_t size);
+int bench_map_files(struct bench_worker *w, struct bench_maps *m,
+		    const char *subdir, int nr, int pages, int open_flags);
+void bench_close_files(struct bench_maps *m);
+int bench_check_maps(struct bench_worker *w, struct bench_maps *m);
+long bench_fork_wait(struct bench_worker *w);
 
 #endif /* SCALABLE_BENCH_H */

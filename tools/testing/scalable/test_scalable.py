@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+#
+# Unit tests of the harness's parsers: the splat check, the kselftest TAP
+# parser, the RESULT-line parser and the report table.  Run by "make test"
+# before anything is built.
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scalable as S  # noqa: E402
+
+
+CLEAN_BOOT = """\
+[    0.000000] Linux version 6.12.117 (root@host) #1 SMP PREEMPT_DYNAMIC
+[    0.100000] Lock dependency validator: Copyright (c) 2006 Red Hat, Inc., Ingo Molnar
+[    0.100001] ... MAX_LOCKDEP_SUBCLASSES:  8
+[    0.200000] kmemleak: Kernel memory leak detector initialized (mem pool available: 15656)
+[    0.300000] KTAP version 1
+[    0.300001] 1..1
+[    0.300002] ok 1 list-kernel-test
+SCALABLE: init start mode=test cpus=2 kernel=6.12.117
+SCALABLE: done
+"""
+
+
+class SplatTest(unittest.TestCase):
+	def test_clean_boot_has_no_splat(self):
+		self.assertEqual(S.find_splats(CLEAN_BOOT), [])
+
+	def kinds(self, text):
+		return {k for k, _ in S.find_splats(CLEAN_BOOT + text)}
+
+	def test_warning(self):
+		self.assertIn('WARNING', self.kinds(
+			'[    1.0] WARNING: CPU: 1 PID: 1 at lib/foo.c:10 foo+0x1/0x2\n'))
+
+	def test_lockdep(self):
+		self.assertIn('lockdep', self.kinds(
+			'[    1.0] WARNING: possible circular locking dependency detected\n'))
+		self.assertIn('lockdep', self.kinds('[    1.0] inconsistent lock state\n'))
+
+	def test_kasan(self):
+		self.assertIn('KASAN', self.kinds(
+			'[    1.0] BUG: KASAN: slab-use-after-free in foo+0x1/0x2\n'))
+
+	def test_rcu_stall_and_hung_task(self):
+		self.assertIn('RCU stall', self.kinds(
+			'[   30.0] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:\n'))
+		self.assertIn('hung task', self.kinds(
+			'[  200.0] INFO: task kworker/0:1:12 blocked for more than 120 seconds.\n'))
+
+	def test_oops_and_panic(self):
+		k = self.kinds('[    1.0] Oops: general protection fault, probably for '
+			       'non-canonical address\n[    1.1] Kernel panic - not syncing: Fatal\n')
+		self.assertTrue({'Oops', 'GPF', 'panic'} <= k)
+
+	def test_kmemleak(self):
+		self.assertIn('kmemleak', self.kinds(
+			'unreferenced object 0xffff888003a1c000 (size 64):\n'))
+
+
+KSELFTEST = """\
+TAP version 13
+1..2
+# timeout set to 900
+# selftests: scalable: stat_bench
+# TAP version 13
+# 1..2
+# # RESULT bench=stat_bench mode=same cpus=1 ops_per_ms=100.500 runs=3 stddev=1.250
+# ok 1 stat_bench same cpus=1
+# # RESULT bench=stat_bench mode=same cpus=2 ops_per_ms=150.000 runs=3 stddev=2.000
+# not ok 2 stat_bench same cpus=2
+# # Totals: pass:1 fail:1 xfail:0 xpass:0 skip:0 error:0
+not ok 1 selftests: scalable: stat_bench # exit=1
+# selftests: scalable: inotify_bench
+# ok 1 inotify_bench per-file-watch cpus=1 # SKIP no inotify
+ok 2 selftests: scalable: inotify_bench # SKIP
+"""
+
+
+class KselftestTest(unittest.TestCase):
+	def test_parse(self):
+		k = S.parse_kselftest(KSELFTEST)
+		self.assertEqual(k['plan'], 2)
+		self.assertEqual([t['ok'] for t in k['top']], [False, True])
+		self.assertEqual(k['top'][0]['name'], 'selftests: scalable: stat_bench')
+		self.assertTrue(k['top'][1]['skip'])
+		self.assertEqual([t['ok'] for t in k['sub']], [True, False, True])
+		self.assertTrue(k['sub'][2]['skip'])
+
+	def test_results(self):
+		r = S.parse_results(KSELFTEST)
+		self.assertEqual(len(r), 2)
+		self.assertEqual(r[1], {'bench': 'stat_bench', 'mode': 'same', 'cpus': 2,
+					'ops_per_ms': 150.0, 'runs': 3, 'stddev': 2.0})
+
+	def test_table(self):
+		t = S.bench_table(S.parse_results(KSELFTEST))
+		self.assertIn('| stat_bench | same | 100.5 ±1.2 (100.5) | 150.0 ±2.0 (75.0) | 1.49x |',
+			      t)
+		self.assertEqual(S.bench_table([]), '(no benchmark results)')
+
+
+if __name__ == '__main__':
+	unittest.main()

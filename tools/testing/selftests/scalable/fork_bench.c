@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fork_bench: one process per CPU loops fork(); child _exit(0); waitpid().
+ *
+ * Every worker maps M one-page files read-only and private, with an
+ * unmapped page between consecutive mappings, and never touches them:
+ * the VMAs have no anon_vma, fork copies no page tables for them, and
+ * the cost of fork and exit is dominated by duplicating the VMAs and by
+ * inserting them into and removing them from each file's reverse map
+ * (i_mmap).  In "shared" mode all workers map the same M files, so they
+ * contend on the same i_mmap trees; in "private" mode each worker maps
+ * its own M files.
+ *
+ * Checks: the M mappings are M separate VMAs in /proc/self/maps, and
+ * every child exits with status 0.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "../kselftest.h"
+#include "bench.h"
+
+enum { MODE_SHARED, MODE_PRIVATE };
+
+static const char * const mode_names[] = { "shared", "private" };
+static int mode_mask = 3;
+static long nr_files = 48;
+static struct bench_maps maps;
+
+static int fb_parse_opt(int opt, const char *arg)
+{
+	switch (opt) {
+	case 'M':
+		if (!strcmp(arg, "shared"))
+			mode_mask = 1 << MODE_SHARED;
+		else if (!strcmp(arg, "private"))
+			mode_mask = 1 << MODE_PRIVATE;
+		else if (!strcmp(arg, "both"))
+			mode_mask = 3;
+		else
+			return -1;
+		return 0;
+	case 'n':
+		return bench_parse_uint(arg, 1, 100000, &nr_files);
+	default:
+		return -1;
+	}
+}
+
+static int fb_init(void)
+{
+	int i;
+
+	for (i = MODE_SHARED; i <= MODE_PRIVATE; i++)
+		if (mode_mask & (1 << i))
+			bench_add_mode(mode_names[i], i);
+	return 0;
+}
+
+static int fb_setup(int max_cpus)
+{
+	size_t size = bench_page_size();
+
+	if ((mode_mask & (1 << MODE_SHARED)) &&
+	    bench_make_files("shared", nr_files, size))
+		return -1;
+	if (mode_mask & (1 << MODE_PRIVATE)) {
+		char dir[32];
+		int i;
+
+		for (i = 0; i < max_cpus; i++) {
+			snprintf(dir, sizeof(dir), "w%d", i);
+			if (bench_make_files(dir, nr_files, size))
+				return -1;
+		}
+	}
+	ksft_print_msg("fork_bench: %ld one-page files per worker\n", nr_files);
+	ksft_print_msg("fork_bench: shared: %s/shared/f<j>, private: %s/w<i>/f<j>\n",
+		       bench_cfg.dir, bench_cfg.dir);
+	return 0;
+}
+
+static int fb_worker_init(struct bench_worker *w)
+{
+	char dir[32];
+
+	if (w->param == MODE_SHARED)
+		snprintf(dir, sizeof(dir), "shared");
+	else
+		snprintf(dir, sizeof(dir), "w%d", w->idx);
+	if (bench_map_files(w, &maps, dir, nr_files, 1, O_RDONLY))
+		return -1;
+	/* The descriptors are not needed: the VMAs hold the files. */
+	bench_close_files(&maps);
+	if (bench_check_maps(w, &maps))
+		return -1;
+	w->tot[0] = nr_files;
+	w->tot[1] = maps.other_file_vmas;
+	return 0;
+}
+
+static long fb_worker_op(struct bench_worker *w)
+{
+	return bench_fork_wait(w);
+}
+
+static const struct bench_metric fb_metrics[] = {
+	{ "files", BENCH_AGG_MAX, 0 },
+	{ "other_file_vmas", BENCH_AGG_MAX, 1 },
+};
+
+static const struct bench_desc fork_bench = {
+	.name = "fork_bench",
+	.opts = "M:n:",
+	.usage = "  -M MODE  shared, private or both (default both)\n"
+		 "  -n M     files mapped by each worker (default 48)\n",
+	.parse_opt = fb_parse_opt,
+	.init = fb_init,
+	.setup = fb_setup,
+	.worker_init = fb_worker_init,
+	.worker_op = fb_worker_op,
+	.metrics = fb_metrics,
+	.nr_metrics = ARRAY_SIZE(fb_metrics),
+};
+
+int main(int argc, char **argv)
+{
+	return bench_main(&fork_bench, argc, argv);
+}

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fork_truncate: fork_bench's shared mode plus a truncate every T forks.
+ *
+ * Every worker maps the same M one-page files (M = workers of the run
+ * unless -n says otherwise), each mapping two pages long so that its
+ * second page lies beyond EOF, with an unmapped page between mappings.
+ * The workers loop fork(); child _exit(0); waitpid(), and every T forks
+ * a worker grows file (k++ % M) to two pages and shrinks it back.  The
+ * shrink has to find every mapping of the file through its reverse map
+ * (truncate_pagecache() -> unmap_mapping_range()), which is what an
+ * rmap that defers its updates must still get right.
+ *
+ * Checks, on the truncating worker: after growing, the byte at offset one
+ * page of its mapping reads as 0; after shrinking, reading it must raise
+ * SIGBUS, or the truncated page is still mapped.  Two workers never
+ * truncate the same file at once (a try-lock per file in shared memory;
+ * a busy file is skipped and counted).  Every child must exit 0.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../kselftest.h"
+#include "bench.h"
+
+#define FT_MAX_T	1000
+
+/* One try-lock per file, each in its own cache line. */
+struct ft_lock {
+	__u32 busy;
+	char pad[BENCH_CACHELINE - sizeof(__u32)];
+};
+
+static long nr_files_opt;
+static const char *t_list = "1,2,3,4,5,6,7,8,9,10";
+static int max_files;
+
+static struct bench_maps maps;
+static __u64 forks_left;
+static __u64 next_file;
+static sigjmp_buf bus_env;
+static int bus_armed;
+
+/* Check the -T list, and with @add register one mode per value. */
+static int parse_t_list(bool add)
+{
+	char buf[256], name[BENCH_NAME_LEN], *tok, *save = NULL;
+	int n = 0;
+	long t;
+
+	if (strlen(t_list) >= sizeof(buf))
+		return -1;
+	memcpy(buf, t_list, strlen(t_list) + 1);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (bench_parse_uint(tok, 1, FT_MAX_T, &t) ||
+		    ++n > BENCH_MAX_MODES)
+			return -1;
+		snprintf(name, sizeof(name), "T=%ld", t);
+		if (add && bench_add_mode(name, t))
+			return -1;
+	}
+	return n ? 0 : -1;
+}
+
+static int ft_parse_opt(int opt, const char *arg)
+{
+	long v;
+
+	switch (opt) {
+	case 'n':
+		if (bench_parse_uint(arg, 1, 100000, &v))
+			return -1;
+		nr_files_opt = v;
+		return 0;
+	case 'T':
+		t_list = arg;
+		return parse_t_list(false);
+	default:
+		return -1;
+	}
+}
+
+static int ft_init(void)
+{
+	return parse_t_list(true);
+}
+
+static int files_for(int cpus)
+{
+	return nr_files_opt ? nr_files_opt : cpus;
+}
+
+static size_t ft_extra_size(int max_cpus)
+{
+	max_files = files_for(max_cpus);
+	return max_files * sizeof(struct ft_lock);
+}
+
+static int ft_setup(int max_cpus)
+{
+	max_files = files_for(max_cpus);
+	if (bench_make_files("shared", max_files, bench_page_size()))
+		return -1;
+	ksft_print_msg("fork_truncate: files %s/shared/f<j>, M = %s\n",
+		       bench_cfg.dir, nr_files_opt ? "-n" : "<cpus>");
+	ksft_print_msg("fork_truncate: one-page files, each mapped two pages long\n");
+	return 0;
+}
+
+/* Parent, before each run: undo whatever a killed run left behind. */
+static int ft_prepare_run(struct bench_ctl *ctl)
+{
+	char path[4200];
+	int i;
+
+	(void)ctl;
+	for (i = 0; i < max_files; i++) {
+		snprintf(path, sizeof(path), "%s/shared/f%d", bench_cfg.dir, i);
+		if (truncate(path, bench_page_size())) {
+			ksft_print_msg("truncate %s: %s\n", path,
+				       strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void on_sigbus(int sig)
+{
+	if (__atomic_load_n(&bus_armed, __ATOMIC_RELAXED))
+		siglongjmp(bus_env, 1);
+	/* Not ours: die with the signal. */
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static int ft_worker_init(struct bench_worker *w)
+{
+	struct sigaction sa = { .sa_handler = on_sigbus };
+	int nr = files_for(w->cpus);
+
+	if (sigaction(SIGBUS, &sa, NULL)) {
+		bench_worker_fail(w, "sigaction: %s", strerror(errno));
+		return -1;
+	}
+	if (bench_map_files(w, &maps, "shared", nr, 2, O_RDWR))
+		return -1;
+	if (bench_check_maps(w, &maps))
+		return -1;
+	forks_left = w->param;
+	/* Start on different files so that workers rarely collide. */
+	next_file = w->idx;
+	w->tot[0] = nr;
+	return 0;
+}
+
+/*
+ * Read the byte one page into mapping @addr.  Returns 0 with the byte in
+ * @val, or 1 if the read raised SIGBUS.
+ */
+static int probe(const char *addr, size_t page, char *val)
+{
+	if (sigsetjmp(bus_env, 1)) {
+		__atomic_store_n(&bus_armed, 0, __ATOMIC_RELAXED);
+		return 1;
+	}
+	__atomic_store_n(&bus_armed, 1, __ATOMIC_RELAXED);
+	*val = __atomic_load_n(addr + page, __ATOMIC_RELAXED);
+	__atomic_store_n(&bus_armed, 0, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* Grow file @i to two pages and back, checking the mapping each time. */
+static int truncate_cycle(struct bench_worker *w, int i)
+{
+	size_t page = maps.page;
+	char val;
+
+	if (ftruncate(maps.fd[i], 2 * page)) {
+		bench_worker_fail(w, "ftruncate f%d up: %s", i,
+				  strerror(errno));
+		return -1;
+	}
+	if (probe(maps.addr[i], page, &val)) {
+		errno = EFAULT;
+		bench_worker_fail(w, "f%d: SIGBUS reading below EOF after growing it",
+				  i);
+		return -1;
+	}
+	if (val) {
+		errno = EINVAL;
+		bench_worker_fail(w, "f%d: read 0x%x after growing, expected 0",
+				  i, (unsigned char)val);
+		return -1;
+	}
+	if (ftruncate(maps.fd[i], page)) {
+		bench_worker_fail(w, "ftruncate f%d down: %s", i,
+				  strerror(errno));
+		return -1;
+	}
+	if (!probe(maps.addr[i], page, &val)) {
+		errno = EFAULT;
+		bench_worker_fail(w, "f%d: truncated page still mapped (read 0x%x beyond EOF)",
+				  i, (unsigned char)val);
+		return -1;
+	}
+	return 0;
+}
+
+static long ft_worker_op(struct bench_worker *w)
+{
+	struct ft_lock *locks = w->extra;
+	__u32 unlocked;
+	int i, tries;
+
+	if (bench_fork_wait(w) < 0)
+		return -1;
+	if (--forks_left)
+		return 1;
+	forks_left = w->param;
+
+	/* Take the next file nobody else is truncating. */
+	for (tries = 0; tries < maps.nr; tries++) {
+		i = next_file++ % maps.nr;
+		unlocked = 0;
+		if (!__atomic_compare_exchange_n(&locks[i].busy, &unlocked, 1,
+						 false, __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED))
+			continue;
+		if (truncate_cycle(w, i))
+			return -1;
+		__atomic_store_n(&locks[i].busy, 0, __ATOMIC_RELEASE);
+		w->win[0]++;
+		return 1;
+	}
+	w->tot[1]++;
+	return 1;
+}
+
+static const struct bench_metric ft_metrics[] = {
+	{ "truncs_per_ms", BENCH_AGG_RATE, 0 },
+	{ "files", BENCH_AGG_MAX, 0 },
+	{ "all_busy", BENCH_AGG_SUM, 1 },
+};
+
+static const struct bench_desc fork_truncate = {
+	.name = "fork_truncate",
+	.opts = "n:T:",
+	.usage = "  -n M     files, all mapped by every worker (default: the CPU count)\n"
+		 "  -T LIST  truncate every T forks, for each T (default 1,...,10)\n",
+	.parse_opt = ft_parse_opt,
+	.init = ft_init,
+	.setup = ft_setup,
+	.extra_size = ft_extra_size,
+	.prepare_run = ft_prepare_run,
+	.worker_init = ft_worker_init,
+	.worker_op = ft_worker_op,
+	.metrics = ft_metrics,
+	.nr_metrics = ARRAY_SIZE(ft_metrics),
+};
+
+int main(int argc, char **argv)
+{
+	return bench_main(&fork_truncate, argc, argv);
+}

@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * inotify_bench: writers modify watched files, one reader drains the queue.
+ *
+ * The reader is the last worker: a re-exec'd process pinned to the last
+ * CPU of the run that owns the only inotify instance, with one watch per
+ * file, and loops poll() + read() into a 64 KiB buffer.  The other
+ * max(1, cpus - 1) workers are writers, pinned to the other CPUs (with one
+ * CPU the writer shares it with the reader); each owns a disjoint set of
+ * F files and loops over it: open(O_WRONLY), pwrite() one byte, close().
+ * Every event goes through the group's notification queue, one spinlock
+ * and one wait queue shared by all writers and the reader.
+ *
+ * Checks: per file, the reader must see MODIFY, CLOSE_WRITE, MODIFY, ...
+ * in that order, and at the end (the writers publish how often they
+ * modified each file, the reader drains the queue) as many MODIFY and
+ * CLOSE_WRITE events as modifications.  With -e modify only IN_MODIFY is
+ * watched: inotify merges an event into an identical one at the queue
+ * tail, so the reader must then see between 1 and the number of
+ * modifications per modified file, and the difference is reported as
+ * "merged".  If the queue overflows (IN_Q_OVERFLOW) events are lost, the
+ * exact checks are skipped for that run and the overflows are reported.
+ *
+ * ops_per_ms is events read per ms; mods_per_ms is modifications per ms.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/inotify.h>
+
+#include "../kselftest.h"
+#include "bench.h"
+
+#define IB_BUF_SIZE		65536
+#define IB_POLL_MS		20
+#define IB_DRAIN_MS		10000
+#define IB_SYSCTL_EVENTS	"/proc/sys/fs/inotify/max_queued_events"
+#define IB_SYSCTL_WATCHES	"/proc/sys/fs/inotify/max_user_watches"
+
+/* Per-file state of the reader. */
+struct ib_file {
+	int wd;
+	bool want_close;	/* next event must be CLOSE_WRITE */
+	__u64 modify;
+	__u64 close;
+};
+
+static long files_per_writer = 64;
+static bool modify_only;
+static long queue_limit = 1048576;
+static bool queue_limit_set;
+
+static long saved_events = -1, saved_watches = -1;
+
+/* worker side */
+static int nr_writers;
+static char **paths;
+static __u64 *mods;
+static int cur_file;
+static int ifd = -1;
+static struct ib_file *files;
+static int *wd_to_file;
+static int max_wd;
+static char *buf;
+static __u64 overflows;
+
+static int ib_parse_opt(int opt, const char *arg)
+{
+	switch (opt) {
+	case 'n':
+		return bench_parse_uint(arg, 1, 100000, &files_per_writer);
+	case 'e':
+		if (!strcmp(arg, "modify"))
+			modify_only = true;
+		else if (!strcmp(arg, "modify,close_write"))
+			modify_only = false;
+		else
+			return -1;
+		return 0;
+	case 'Q':
+		queue_limit_set = true;
+		return bench_parse_uint(arg, 1, 1L << 30, &queue_limit);
+	default:
+		return -1;
+	}
+}
+
+static int writers_for(int cpus)
+{
+	return cpus > 1 ? cpus - 1 : 1;
+}
+
+static int ib_nr_workers(int mode, int cpus)
+{
+	(void)mode;
+	return writers_for(cpus) + 1;
+}
+
+/* Writer i on CPU i, the reader (last worker) on the last CPU. */
+static int ib_worker_cpu(int idx, int nr, int cpus)
+{
+	(void)nr;
+	return idx < cpus ? idx : cpus - 1;
+}
+
+static int ib_init(void)
+{
+	int fd, err;
+
+	bench_add_mode(modify_only ? "per-file-watch-modify" :
+		       "per-file-watch", 0);
+	/* A kernel without inotify is a skip; other errors fail later. */
+	fd = inotify_init1(IN_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	err = errno;
+	if (access("/proc/sys/fs/inotify", F_OK)) {
+		ksft_print_msg("inotify_bench: no inotify in this kernel (%s)\n",
+			       strerror(err));
+		return KSFT_SKIP;
+	}
+	return 0;
+}
+
+static size_t ib_extra_size(int max_cpus)
+{
+	return writers_for(max_cpus) * files_per_writer * sizeof(__u64);
+}
+
+static long read_sysctl(const char *path)
+{
+	long v = -1;
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static int write_sysctl(const char *path, long v)
+{
+	FILE *f;
+	int ret;
+
+	f = fopen(path, "we");
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%ld\n", v) < 0;
+	ret |= fclose(f);
+	return ret ? -1 : 0;
+}
+
+/*
+ * Raise @path to at least @want, or set it to exactly @want if @exact;
+ * remember the old value in @saved.
+ */
+static void set_sysctl(const char *path, long want, bool exact, long *saved)
+{
+	long cur = read_sysctl(path);
+
+	if (cur < 0) {
+		ksft_print_msg("inotify_bench: cannot read %s\n", path);
+		return;
+	}
+	if (exact ? cur == want : cur >= want) {
+		ksft_print_msg("inotify_bench: %s = %ld\n", path, cur);
+		return;
+	}
+	if (write_sysctl(path, want)) {
+		ksft_print_msg("inotify_bench: cannot change %s from %ld to %ld: %s\n",
+			       path, cur, want, strerror(errno));
+		return;
+	}
+	*saved = cur;
+	ksft_print_msg("inotify_bench: %s changed from %ld to %ld\n", path,
+		       cur, want);
+}
+
+static void file_path(char *p, size_t size, int i)
+{
+	snprintf(p, size, "%s/f%d", bench_cfg.dir, i);
+}
+
+static int ib_setup(int max_cpus)
+{
+	int i, nr = writers_for(max_cpus) * files_per_writer;
+	char p[4200];
+
+	for (i = 0; i < nr; i++) {
+		file_path(p, sizeof(p), i);
+		if (bench_write_file(p, 1)) {
+			ksft_print_msg("create %s: %s\n", p, strerror(errno));
+			return -1;
+		}
+	}
+	set_sysctl(IB_SYSCTL_EVENTS, queue_limit, queue_limit_set,
+		   &saved_events);
+	set_sysctl(IB_SYSCTL_WATCHES, nr + 8192, false, &saved_watches);
+	ksft_print_msg("inotify_bench: %ld files per writer in %s, watch %s\n",
+		       files_per_writer, bench_cfg.dir,
+		       modify_only ? "IN_MODIFY" : "IN_MODIFY|IN_CLOSE_WRITE");
+	ksft_print_msg("inotify_bench: cpus=N: writers on CPUs 0..N-2, reader on N-1\n");
+	for (i = 0; i < bench_cfg.nr_counts; i++)
+		if (bench_cfg.counts[i] == 1)
+			break;
+	if (i < bench_cfg.nr_counts)
+		ksft_print_msg("inotify_bench: cpus=1: one writer, sharing the reader's CPU\n");
+	return 0;
+}
+
+static void ib_cleanup(void)
+{
+	if (saved_events >= 0 && write_sysctl(IB_SYSCTL_EVENTS, saved_events))
+		ksft_print_msg("inotify_bench: cannot restore %s\n",
+			       IB_SYSCTL_EVENTS);
+	if (saved_watches >= 0 &&
+	    write_sysctl(IB_SYSCTL_WATCHES, saved_watches))
+		ksft_print_msg("inotify_bench: cannot restore %s\n",
+			       IB_SYSCTL_WATCHES);
+	saved_events = -1;
+	saved_watches = -1;
+}
+
+static bool is_reader(struct bench_worker *w)
+{
+	return w->idx == w->nr_workers - 1;
+}
+
+static int reader_init(struct bench_worker *w)
+{
+	__u32 mask = IN_MODIFY | (modify_only ? 0 : IN_CLOSE_WRITE);
+	int i, nr = nr_writers * files_per_writer;
+	char p[4200];
+
+	buf = aligned_alloc(64, IB_BUF_SIZE);
+	files = calloc(nr, sizeof(*files));
+	if (!buf || !files) {
+		bench_worker_fail(w, "out of memory");
+		return -1;
+	}
+	ifd = inotify_init1(IN_CLOEXEC);
+	if (ifd < 0) {
+		bench_worker_fail(w, "inotify_init1: %s", strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < nr; i++) {
+		file_path(p, sizeof(p), i);
+		files[i].wd = inotify_add_watch(ifd, p, mask);
+		if (files[i].wd < 0) {
+			bench_worker_fail(w, "inotify_add_watch %s: %s", p,
+					  strerror(errno));
+			return -1;
+		}
+		if (files[i].wd > max_wd)
+			max_wd = files[i].wd;
+	}
+	wd_to_file = malloc((max_wd + 1) * sizeof(*wd_to_file));
+	if (!wd_to_file) {
+		bench_worker_fail(w, "out of memory");
+		return -1;
+	}
+	for (i = 0; i <= max_wd; i++)
+		wd_to_file[i] = -1;
+	for (i = 0; i < nr; i++) {
+		if (wd_to_file[files[i].wd] >= 0) {
+			errno = EEXIST;
+			bench_worker_fail(w, "f%d and f%d share wd %d", i,
+					  wd_to_file[files[i].wd], files[i].wd);
+			return -1;
+		}
+		wd_to_file[files[i].wd] = i;
+	}
+	return 0;
+}
+
+static int writer_init(struct bench_worker *w)
+{
+	char p[4200];
+	int i, first = w->idx * files_per_writer;
+
+	paths = calloc(files_per_writer, sizeof(*paths));
+	mods = calloc(files_per_writer, sizeof(*mods));
+	if (!paths || !mods) {
+		bench_worker_fail(w, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < files_per_writer; i++) {
+		file_path(p, sizeof(p), first + i);
+		paths[i] = strdup(p);
+		if (!paths[i]) {
+			bench_worker_fail(w, "out of memory");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int ib_worker_init(struct bench_worker *w)
+{
+	nr_writers = w->nr_workers - 1;
+	return is_reader(w) ? reader_init(w) : writer_init(w);
+}
+
+/* Account one event; returns -1 on an order violation or a stray event. */
+static int reader_event(struct bench_worker *w, const struct inotify_event *ev)
+{
+	struct ib_file *f;
+	int i;
+
+	if (ev->mask & IN_Q_OVERFLOW) {
+		overflows++;
+		return 0;
+	}
+	if (ev->wd < 0 || ev->wd > max_wd || wd_to_file[ev->wd] < 0) {
+		errno = EINVAL;
+		bench_worker_fail(w, "event 0x%x for unknown wd %d", ev->mask,
+				  ev->wd);
+		return -1;
+	}
+	i = wd_to_file[ev->wd];
+	f = &files[i];
+	if (ev->mask & IN_MODIFY) {
+		f->modify++;
+		if (f->want_close && !overflows && !modify_only) {
+			errno = EPROTO;
+			bench_worker_fail(w, "f%d: MODIFY #%llu, expected CLOSE_WRITE",
+					  i, (unsigned long long)f->modify);
+			return -1;
+		}
+		f->want_close = !modify_only;
+	} else if (ev->mask & IN_CLOSE_WRITE) {
+		f->close++;
+		if (!f->want_close && !overflows) {
+			errno = EPROTO;
+			bench_worker_fail(w, "f%d: CLOSE_WRITE #%llu, expected MODIFY",
+					  i, (unsigned long long)f->close);
+			return -1;
+		}
+		f->want_close = false;
+	} else {
+		errno = EPROTO;
+		bench_worker_fail(w, "f%d: unexpected event 0x%x", i, ev->mask);
+		return -1;
+	}
+	return 0;
+}
+
+/* Read what is queued; returns the number of events, or -1. */
+static long reader_read(struct bench_worker *w, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = ifd, .events = POLLIN };
+	const struct inotify_event *ev;
+	long n = 0;
+	ssize_t len;
+	char *p;
+	int ret;
+
+	ret = poll(&pfd, 1, timeout_ms);
+	if (ret < 0 && errno != EINTR) {
+		bench_worker_fail(w, "poll: %s", strerror(errno));
+		return -1;
+	}
+	if (ret <= 0)
+		return 0;
+	len = read(ifd, buf, IB_BUF_SIZE);
+	if (len < 0) {
+		bench_worker_fail(w, "read: %s", strerror(errno));
+		return -1;
+	}
+	for (p = buf; p < buf + len; p += sizeof(*ev) + ev->len) {
+		ev = (const struct inotify_event *)p;
+		if (reader_event(w, ev))
+			return -1;
+		n++;
+	}
+	return n;
+}
+
+static long ib_worker_op(struct bench_worker *w)
+{
+	int fd;
+
+	if (is_reader(w))
+		return reader_read(w, IB_POLL_MS);
+
+	fd = open(paths[cur_file], O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		bench_worker_fail(w, "open %s: %s", paths[cur_file],
+				  strerror(errno));
+		return -1;
+	}
+	if (pwrite(fd, "m", 1, 0) != 1) {
+		bench_worker_fail(w, "pwrite %s: %s", paths[cur_file],
+				  strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (close(fd)) {
+		bench_worker_fail(w, "close %s: %s", paths[cur_file],
+				  strerror(errno));
+		return -1;
+	}
+	mods[cur_file]++;
+	w->win[0]++;
+	if (++cur_file == files_per_writer)
+		cur_file = 0;
+	return 0;
+}
+
+/* After STOP: writers publish their counts, the reader checks them. */
+static int reader_finish(struct bench_worker *w)
+{
+	const __u64 *published = w->extra;
+	int i, nr = nr_writers * files_per_writer;
+	__u64 end, merged = 0;
+	long n;
+
+	n = bench_wait_peers(w, IB_DRAIN_MS);
+	if (n < 0) {
+		errno = ETIMEDOUT;
+		bench_worker_fail(w, "writers did not finish within %d ms",
+				  IB_DRAIN_MS);
+		return -1;
+	}
+	if (n > 0)
+		return 0;	/* a writer failed and said why */
+
+	/* Every event was queued before its writer returned: drain. */
+	end = bench_now_ns() + IB_DRAIN_MS * 1000000ULL;
+	do {
+		n = reader_read(w, 0);
+		if (n < 0)
+			return -1;
+		if (bench_now_ns() > end) {
+			errno = ETIMEDOUT;
+			bench_worker_fail(w, "queue not drained within %d ms",
+					  IB_DRAIN_MS);
+			return -1;
+		}
+	} while (n > 0);
+
+	w->tot[0] = overflows;
+	if (overflows) {
+		ksft_print_msg("inotify_bench: %llu queue overflows, exact counts not checked\n",
+			       (unsigned long long)overflows);
+		return 0;
+	}
+	for (i = 0; i < nr; i++) {
+		const struct ib_file *f = &files[i];
+		__u64 want = published[i];
+
+		if (!modify_only && (f->modify != want || f->close != want)) {
+			errno = EPROTO;
+			bench_worker_fail(w, "f%d: %llu MODIFY, %llu CLOSE_WRITE for %llu writes",
+					  i, (unsigned long long)f->modify,
+					  (unsigned long long)f->close,
+					  (unsigned long long)want);
+			return -1;
+		}
+		if (modify_only && (f->modify > want || (want && !f->modify))) {
+			errno = EPROTO;
+			bench_worker_fail(w, "f%d: %llu MODIFY events for %llu modifications",
+					  i, (unsigned long long)f->modify,
+					  (unsigned long long)want);
+			return -1;
+		}
+		merged += want - f->modify;
+	}
+	w->tot[1] = merged;
+	return 0;
+}
+
+static int ib_worker_finish(struct bench_worker *w)
+{
+	__u64 *published = w->extra;
+
+	if (is_reader(w))
+		return reader_finish(w);
+	memcpy(published + w->idx * files_per_writer, mods,
+	       files_per_writer * sizeof(*mods));
+	return 0;
+}
+
+static const struct bench_metric ib_metrics[] = {
+	{ "mods_per_ms", BENCH_AGG_RATE, 0 },
+	{ "overflows", BENCH_AGG_SUM, 0 },
+	{ "merged", BENCH_AGG_SUM, 1 },
+};
+
+static const struct bench_desc inotify_bench = {
+	.name = "inotify_bench",
+	.opts = "n:e:Q:",
+	.usage = "  -n F     files per writer (default 64)\n"
+		 "  -e EV    events to watch: modify,close_write (default) or modify\n"
+		 "  -Q N     set max_queued_events to N for the test (default: raise\n"
+		 "           it to at least 1048576); restored at the end\n",
+	.parse_opt = ib_parse_opt,
+	.init = ib_init,
+	.setup = ib_setup,
+	.cleanup = ib_cleanup,
+	.nr_workers = ib_nr_workers,
+	.worker_cpu = ib_worker_cpu,
+	.extra_size = ib_extra_size,
+	.worker_init = ib_worker_init,
+	.worker_op = ib_worker_op,
+	.worker_finish = ib_worker_finish,
+	.metrics = ib_metrics,
+	.nr_metrics = ARRAY_SIZE(ib_metrics),
+};
+
+int main(int argc, char **argv)
+{
+	return bench_main(&inotify_bench, argc, argv);
+}
