@@ -8,6 +8,8 @@
 # is a thin wrapper around the subcommands here; run "make help".
 
 import argparse
+import contextlib
+import fcntl
 import gzip
 import hashlib
 import json
@@ -361,6 +363,28 @@ def prepare_src():
 
 # ---------------------------------------------------------------- build
 
+@contextlib.contextmanager
+def machine_lock(what):
+	"""One kernel build or guest boot at a time per machine.
+
+	Two at once on a small machine make both slow, and a build beside a boot
+	distorts the benchmark numbers; several checkouts (git worktrees) of the
+	project share this lock.
+	"""
+	path = os.environ.get('SCALABLE_LOCK', '/tmp/scalable-machine.lock')
+	with open(path, 'a') as f:
+		try:
+			fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+		except BlockingIOError:
+			log('waiting for another build or boot on this machine (%s) before %s' %
+			    (path, what))
+			fcntl.flock(f, fcntl.LOCK_EX)
+		try:
+			yield
+		finally:
+			fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def make_cmd(src, obj, *targets, extra=()):
 	jobs = os.environ.get('JOBS') or str(host_cpus())
 	cc = 'ccache gcc' if shutil.which('ccache') else 'gcc'
@@ -394,7 +418,8 @@ def configure(src, obj, flavour):
 	   os.path.exists(os.path.join(obj, '.config')):
 		return
 	os.makedirs(obj, exist_ok=True)
-	r = subprocess.run(make_cmd(src, obj, 'tinyconfig', *frags), capture_output=True, text=True)
+	r = subprocess.run(make_cmd(src, obj, 'tinyconfig', *frags), capture_output=True, text=True,
+			   env=build_env())
 	if r.returncode != 0:
 		raise HarnessError('configuring %s failed:\n%s' % (flavour, r.stdout + r.stderr))
 	final = config_values(os.path.join(obj, '.config'))
@@ -417,13 +442,20 @@ def build_kernel(flavour):
 	src = prepare_src()
 	obj = os.path.join(BUILD, flavour)
 	configure(src, obj, flavour)
-	t0 = time.time()
-	log('building the %s kernel in build/%s' % (flavour, flavour))
-	run(make_cmd(src, obj, 'bzImage', 'headers'))
-	log('%s kernel built in %.0f s' % (flavour, time.time() - t0))
-	build_selftests(src, obj, flavour)
-	build_initramfs(obj, flavour)
+	with machine_lock('building %s' % flavour):
+		t0 = time.time()
+		log('building the %s kernel in build/%s' % (flavour, flavour))
+		run(make_cmd(src, obj, 'bzImage', 'headers'), env=build_env())
+		log('%s kernel built in %.0f s' % (flavour, time.time() - t0))
+		build_selftests(src, obj, flavour)
+		build_initramfs(obj, flavour)
 	return obj
+
+
+def build_env():
+	# Relative paths in the ccache hash: another checkout of the project
+	# (a git worktree) then reuses the objects compiled here.
+	return dict(os.environ, CCACHE_BASEDIR=TOP)
 
 
 def build_selftests(src, obj, flavour):
@@ -530,9 +562,29 @@ def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None):
 		log('booting %s kernel, -smp %d, %s, mode %s (console: %s)' %
 		    (flavour, smp, accel.upper(), mode, os.path.relpath(console, TOP)))
 		t0 = time.time()
-		proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-					stderr=subprocess.STDOUT)
-		ended, seen_tap = None, 0
+		with machine_lock('booting'):
+			proc, ended, seen_tap = watch_guest(cmd, console, tap, accel, timeout)
+		if ended == 'kvm-silent' and attempt == 1:
+			log('KVM guest printed nothing in 30 s: KVM does not really work here, '
+			    'retrying with TCG')
+			accel = 'tcg'
+			continue
+		break
+	secs = time.time() - t0
+	con = open(console, errors='replace').read()
+	taptext = open(tap, errors='replace').read()
+	return {'name': name, 'flavour': flavour, 'smp': smp, 'accel': accel, 'mode': mode,
+		'console': console, 'tap': tap, 'console_text': con, 'tap_text': taptext,
+		'ended': ended or 'exit', 'qemu_rc': proc.returncode, 'seconds': secs}
+
+
+def watch_guest(cmd, console, tap, accel, timeout):
+	"""Run QEMU; kill it on timeout, or when a KVM guest stays silent."""
+	t0 = time.time()
+	proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+				stderr=subprocess.STDOUT)
+	ended, seen_tap = None, 0
+	try:
 		while True:
 			try:
 				proc.wait(timeout=1)
@@ -547,24 +599,15 @@ def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None):
 			if elapsed > timeout:
 				ended = 'timeout'
 				break
-		if ended:
+	finally:
+		if proc.poll() is None:
 			proc.kill()
 			proc.wait()
-		seen_tap = echo_progress(tap, seen_tap)
-		qemu_out = proc.stdout.read().decode(errors='replace')
-		if ended == 'kvm-silent' and attempt == 1:
-			log('KVM guest printed nothing in 30 s: KVM does not really work here, '
-			    'retrying with TCG')
-			accel = 'tcg'
-			continue
-		break
-	secs = time.time() - t0
-	con = open(console, errors='replace').read()
-	taptext = open(tap, errors='replace').read()
-	return {'name': name, 'flavour': flavour, 'smp': smp, 'accel': accel, 'mode': mode,
-		'console': console, 'tap': tap, 'console_text': con, 'tap_text': taptext,
-		'ended': ended or 'exit', 'qemu_rc': proc.returncode, 'qemu_out': qemu_out,
-		'seconds': secs}
+	seen_tap = echo_progress(tap, seen_tap)
+	out = proc.stdout.read().decode(errors='replace').strip()
+	if out:
+		log('qemu: ' + out[-2000:])
+	return proc, ended, seen_tap
 
 
 def echo_progress(path, seen):
@@ -683,6 +726,11 @@ def analyze(src, b, logdir, expect_done=True):
 			problems.append('kselftest: no TAP plan in the output')
 		elif len(kst['top']) != kst['plan']:
 			problems.append('kselftest: plan 1..%d but %d results' % (kst['plan'], len(kst['top'])))
+	results = parse_results(b['tap_text'])
+	if expect_done:
+		for bench in BENCHMARKS:
+			if not any(r['bench'] == bench for r in results):
+				problems.append('benchmark %s printed no RESULT line' % bench)
 	for t in kst['top']:
 		if not t['ok']:
 			problems.append('kselftest failed: ' + t['name'])
@@ -698,7 +746,7 @@ def analyze(src, b, logdir, expect_done=True):
 				 'skipped': sum(1 for t in kst['top'] if t['skip']),
 				 'subtests_passed': sum(1 for t in kst['sub'] if t['ok']),
 				 'subtests_failed': sum(1 for t in kst['sub'] if not t['ok'] and not t['skip'])},
-		   'results': parse_results(b['tap_text']),
+		   'results': results,
 		   'console': os.path.relpath(b['console'], TOP), 'tap': os.path.relpath(b['tap'], TOP),
 		   'problems': problems}
 	if problems:
@@ -729,6 +777,8 @@ def bench_table(results):
 			r = byc.get(c)
 			if r is None:
 				cells.append('-')
+			elif r.get('status') == 'fail':
+				cells.append('FAILED')
 			else:
 				cells.append('%.1f ±%.1f (%.1f)' % (r['ops_per_ms'], r.get('stddev', 0),
 								   r['ops_per_ms'] / c))
@@ -794,9 +844,10 @@ def default_smp():
 
 
 def boot_timeout(flavour, mode):
-	base = {'test': 900, 'quick': 1200, 'full': 5400}[mode]
-	t = int(os.environ.get('BOOT_TIMEOUT', 0)) or base * (2 if flavour == 'debug' else 1)
-	return t
+	# The benchmarks sweep 1..smp workers, so their run time grows with smp.
+	smp = default_smp()
+	base = {'test': 900, 'quick': 600 + 120 * smp, 'full': 1800 + 600 * smp}[mode]
+	return int(os.environ.get('BOOT_TIMEOUT', 0)) or base * (3 if flavour == 'debug' else 1)
 
 
 def cmd_prepare(args):

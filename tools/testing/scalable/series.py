@@ -117,13 +117,15 @@ def verify_apply(repo, files, build):
 		git(repo, 'checkout', '-q', c)
 		cfg = os.path.join(repo, 'kernel', 'configs', 'scalable.config')
 		os.makedirs(obj, exist_ok=True)
-		if os.path.exists(cfg):
-			S.run(S.make_cmd(repo, obj, 'tinyconfig', *S.fragments('release')))
-		else:
-			shutil.copy(os.path.join(S.BUILD, 'release', '.config'),
-				    os.path.join(obj, '.config'))
-			S.run(S.make_cmd(repo, obj, 'olddefconfig'))
-		S.run(S.make_cmd(repo, obj, 'bzImage'))
+		with S.machine_lock('building patch %d' % i):
+			if os.path.exists(cfg):
+				S.run(S.make_cmd(repo, obj, 'tinyconfig', *S.fragments('release')),
+				      env=S.build_env())
+			else:
+				shutil.copy(os.path.join(S.BUILD, 'release', '.config'),
+					    os.path.join(obj, '.config'))
+				S.run(S.make_cmd(repo, obj, 'olddefconfig'), env=S.build_env())
+			S.run(S.make_cmd(repo, obj, 'bzImage'), env=S.build_env())
 		S.log('patch %d/%d builds' % (i, len(commits)))
 	git(repo, 'checkout', '-q', 'applied')
 
@@ -173,8 +175,9 @@ def cmd_check(args):
 		S.build_kernel('release')
 	if cfiles:
 		objs = [f[:-2] + '.o' for f in cfiles]
-		r = subprocess.run(S.make_cmd(src, obj, *objs, extra=['C=2', 'W=1']),
-				   capture_output=True, text=True)
+		with S.machine_lock('sparse and W=1'):
+			r = subprocess.run(S.make_cmd(src, obj, *objs, extra=['C=2', 'W=1']),
+					   capture_output=True, text=True, env=S.build_env())
 		out = '\n'.join(l for l in (r.stdout + r.stderr).splitlines()
 				if re.search(r'(warning|error):', l))
 		if r.returncode != 0 or out:
