@@ -53,6 +53,9 @@ PACKAGES = {
 	'git': '/usr/bin/git',
 	'perl': '/usr/bin/perl',
 	'kmod': '/usr/bin/kmod',
+	# scripts/spdxcheck.py, run by checkpatch, with Debian's python3
+	'python3-ply': '/usr/lib/python3/dist-packages/ply/__init__.py',
+	'python3-git': '/usr/lib/python3/dist-packages/git/__init__.py',
 }
 
 # Console patterns that fail a boot: any kernel splat.
@@ -321,6 +324,11 @@ def series_files(patches):
 
 def prepare_src():
 	"""Build build/src/linux = base + upstream diffs + new files; incremental."""
+	with machine_lock('assembling the tree'):
+		return _prepare_src()
+
+
+def _prepare_src():
 	base = unpack_base()
 	patches = series_patches()
 	owner = series_files(patches)
@@ -371,6 +379,14 @@ def machine_lock(what):
 	distorts the benchmark numbers; several checkouts (git worktrees) of the
 	project share this lock.
 	"""
+	global _lock_depth
+	if _lock_depth:
+		_lock_depth += 1
+		try:
+			yield
+		finally:
+			_lock_depth -= 1
+		return
 	path = os.environ.get('SCALABLE_LOCK', '/tmp/scalable-machine.lock')
 	with open(path, 'a') as f:
 		try:
@@ -379,10 +395,15 @@ def machine_lock(what):
 			log('waiting for another build or boot on this machine (%s) before %s' %
 			    (path, what))
 			fcntl.flock(f, fcntl.LOCK_EX)
+		_lock_depth = 1
 		try:
 			yield
 		finally:
+			_lock_depth = 0
 			fcntl.flock(f, fcntl.LOCK_UN)
+
+
+_lock_depth = 0
 
 
 def make_cmd(src, obj, *targets, extra=()):
@@ -439,10 +460,10 @@ def configure(src, obj, flavour):
 def build_kernel(flavour):
 	if flavour not in FLAVOURS:
 		die('unknown config "%s": choose one of %s' % (flavour, ', '.join(FLAVOURS)))
-	src = prepare_src()
-	obj = os.path.join(BUILD, flavour)
-	configure(src, obj, flavour)
 	with machine_lock('building %s' % flavour):
+		src = prepare_src()
+		obj = os.path.join(BUILD, flavour)
+		configure(src, obj, flavour)
 		t0 = time.time()
 		log('building the %s kernel in build/%s' % (flavour, flavour))
 		run(make_cmd(src, obj, 'bzImage', 'headers'), env=build_env())

@@ -144,6 +144,12 @@ def cmd_series(args):
 	return 0
 
 
+def debian_python_env():
+	# checkpatch runs scripts/spdxcheck.py with the first python3 on PATH;
+	# its modules (ply, git) come from Debian's packages, so use Debian's.
+	return dict(os.environ, PATH='/usr/bin:/bin:' + os.environ.get('PATH', ''))
+
+
 def kernel_c_files(owner):
 	return sorted(f for f in owner if f.endswith('.c') and
 		      not f.startswith(('tools/', 'Documentation/', 'samples/', 'scripts/')))
@@ -161,7 +167,7 @@ def cmd_check(args):
 	for f in files[1:]:
 		r = subprocess.run(['perl', os.path.join(repo, 'scripts', 'checkpatch.pl'), '--strict',
 				    '--no-summary', '--terse', '--show-types', f],
-				   cwd=repo, capture_output=True, text=True)
+				   cwd=repo, capture_output=True, text=True, env=debian_python_env())
 		out = (r.stdout + r.stderr).strip()
 		if r.returncode != 0 or out:
 			failures.append('checkpatch --strict %s:\n%s' % (os.path.basename(f), out))
