@@ -223,38 +223,57 @@ def base_source():
 
 
 def unpack_base():
-	"""Unpack the pristine base into build/base/linux; return its path."""
+	"""Unpack the pristine base into build/base/linux; return its path.
+
+	The new base is unpacked beside the old one and checked before it
+	replaces it, so a wrong tarball or tree leaves the previous base alone.
+	"""
 	kind, path, ident = base_source()
 	dst = os.path.join(BUILD, 'base')
 	stamp = os.path.join(dst, '.identity')
 	tree = os.path.join(dst, 'linux')
 	if os.path.exists(stamp) and open(stamp).read() == ident:
 		return tree
-	log('unpacking base %s' % path)
-	shutil.rmtree(dst, ignore_errors=True)
-	os.makedirs(dst)
 	if kind == 'tree':
-		run(['rsync', '-a', '--exclude=.git', path + '/', tree + '/'])
+		check_base_version(path, path)
+	log('unpacking base %s' % path)
+	new = os.path.join(BUILD, 'base.new')
+	shutil.rmtree(new, ignore_errors=True)
+	os.makedirs(new)
+	if kind == 'tree':
+		run(['rsync', '-a', '--exclude=.git', path + '/', os.path.join(new, 'linux') + '/'])
 	else:
-		tmp = os.path.join(dst, 'unpack')
+		tmp = os.path.join(new, 'unpack')
 		os.makedirs(tmp)
 		run(['tar', '-xf', path, '-C', tmp])
 		entries = os.listdir(tmp)
-		if len(entries) != 1:
+		if len(entries) != 1 or not os.path.isdir(os.path.join(tmp, entries[0])):
+			shutil.rmtree(new, ignore_errors=True)
 			die('%s does not unpack into a single directory' % path)
-		os.rename(os.path.join(tmp, entries[0]), tree)
+		os.rename(os.path.join(tmp, entries[0]), os.path.join(new, 'linux'))
 		os.rmdir(tmp)
+	try:
+		check_base_version(os.path.join(new, 'linux'), path)
+	except SystemExit:
+		shutil.rmtree(new, ignore_errors=True)
+		raise
+	with open(os.path.join(new, '.identity'), 'w') as f:
+		f.write(ident)
+	shutil.rmtree(dst, ignore_errors=True)
+	os.rename(new, dst)
+	return tree
+
+
+def check_base_version(tree, what):
+	if not os.path.exists(os.path.join(tree, 'Makefile')):
+		die('%s is not a kernel source tree (no Makefile)' % what)
 	ver = tree_version(tree)
 	if not ver.startswith('6.12.'):
-		shutil.rmtree(dst, ignore_errors=True)
-		die('the base is Linux %s, but this series is for 6.12.y' % ver)
+		die('%s is Linux %s, but this series is for 6.12.y' % (what, ver))
 	conf = read_conf()
 	if ver != conf['LINUX_VERSION']:
-		log('note: base is %s, the series is pinned and tested on %s' %
+		log('note: the base is %s; the series is pinned to and tested on %s' %
 		    (ver, conf['LINUX_VERSION']))
-	with open(stamp, 'w') as f:
-		f.write(ident)
-	return tree
 
 
 # ---------------------------------------------------------------- series

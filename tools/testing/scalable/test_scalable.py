@@ -5,9 +5,14 @@
 # parser, the RESULT-line parser and the report table.  Run by "make test"
 # before anything is built.
 
+import contextlib
+import io
 import os
+import subprocess
 import sys
+import tempfile
 import unittest
+from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import scalable as S  # noqa: E402
@@ -102,6 +107,58 @@ class KselftestTest(unittest.TestCase):
 		self.assertIn('| stat_bench | same | 100.5 ±1.2 (100.5) | 150.0 ±2.0 (75.0) | 1.49x |',
 			      t)
 		self.assertEqual(S.bench_table([]), '(no benchmark results)')
+
+
+class BadInputTest(unittest.TestCase):
+	"""Bad input ends with a clear message and a non-zero exit, never a hang."""
+
+	def die_message(self, fn, *args):
+		err = io.StringIO()
+		with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as cm:
+			fn(*args)
+		self.assertNotEqual(cm.exception.code, 0)
+		return err.getvalue()
+
+	def test_missing_packages_not_root(self):
+		pk = dict(S.PACKAGES, **{'no-such-package': '/nonexistent/file'})
+		with mock.patch.object(S, 'PACKAGES', pk), mock.patch('os.geteuid', return_value=1000):
+			msg = self.die_message(S.ensure_packages, False)
+		self.assertIn('no-such-package', msg)
+		self.assertIn('sudo apt-get install', msg)
+
+	def test_wrong_base_version(self):
+		with tempfile.TemporaryDirectory() as d:
+			with open(os.path.join(d, 'Makefile'), 'w') as f:
+				f.write('VERSION = 6\nPATCHLEVEL = 11\nSUBLEVEL = 3\n')
+			msg = self.die_message(S.check_base_version, d, d)
+		self.assertIn('Linux 6.11.3', msg)
+		self.assertIn('6.12.y', msg)
+
+	def test_not_a_tree(self):
+		with tempfile.TemporaryDirectory() as d, \
+		     mock.patch.dict(os.environ, {'LINUX_TREE': d}):
+			msg = self.die_message(S.base_source)
+		self.assertIn('not a kernel source tree', msg)
+
+	def cli(self, *args, env=None):
+		return subprocess.run([sys.executable, os.path.join(S.HARNESS, 'scalable.py')] +
+				      list(args), capture_output=True, text=True, timeout=60,
+				      env=dict(os.environ, **(env or {})))
+
+	def test_unknown_config(self):
+		r = self.cli('build', 'fast')
+		self.assertEqual(r.returncode, 2)
+		self.assertIn('unknown config "fast"', r.stderr)
+
+	def test_bad_smp(self):
+		with mock.patch.dict(os.environ, {'SMP': 'many'}):
+			msg = self.die_message(S.default_smp)
+		self.assertIn('SMP must be a number', msg)
+
+	def test_bad_accel(self):
+		with mock.patch.dict(os.environ, {'ACCEL': 'xen'}):
+			msg = self.die_message(S.kvm_works)
+		self.assertIn('ACCEL must be kvm or tcg', msg)
 
 
 if __name__ == '__main__':
