@@ -586,8 +586,8 @@ def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None):
 	name = '%s-smp%d%s' % (flavour, smp, '' if inject == 'none' else '-inject-' + inject)
 	console = os.path.join(logdir, name + '.console.log')
 	tap = os.path.join(logdir, name + '.tap.log')
-	append = ('console=ttyS0 panic=-1 oops=panic loglevel=7 nokaslr '
-		  'hung_task_timeout_secs=120 scalable_mode=%s scalable_inject=%s '
+	append = ('console=ttyS0 panic=-1 oops=panic loglevel=7 '
+		  'scalable_mode=%s scalable_inject=%s '
 		  'scalable_kmemleak=%d' % (mode, inject, 1 if flavour == 'debug' else 0))
 	if cpus:
 		append += ' scalable_cpus=' + cpus
@@ -799,6 +799,13 @@ def analyze(src, b, logdir, expect_done=True):
 
 # ---------------------------------------------------------------- report
 
+def num(v):
+	"""Three significant digits, without exponents for the usual ranges."""
+	if v >= 100:
+		return '%.0f' % v
+	return '%.3g' % v if v >= 0.001 or v == 0 else '%.2e' % v
+
+
 def bench_table(results):
 	"""Markdown table: one row per (bench, mode), one column per CPU count."""
 	cpus = sorted({r['cpus'] for r in results if isinstance(r.get('cpus'), int)})
@@ -820,8 +827,8 @@ def bench_table(results):
 			elif r.get('status') == 'fail':
 				cells.append('FAILED')
 			else:
-				cells.append('%.1f ±%.1f (%.1f)' % (r['ops_per_ms'], r.get('stddev', 0),
-								   r['ops_per_ms'] / c))
+				cells.append('%s ±%s (%s)' % (num(r['ops_per_ms']), num(r.get('stddev', 0)),
+							     num(r['ops_per_ms'] / c)))
 		one, top = byc.get(cpus[0]), byc.get(cpus[-1])
 		scale = '%.2fx' % (top['ops_per_ms'] / one['ops_per_ms']) \
 			if one and top and one['ops_per_ms'] > 0 and cpus[0] == 1 else '-'

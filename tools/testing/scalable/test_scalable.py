@@ -104,7 +104,7 @@ class KselftestTest(unittest.TestCase):
 
 	def test_table(self):
 		t = S.bench_table(S.parse_results(KSELFTEST))
-		self.assertIn('| stat_bench | same | 100.5 ±1.2 (100.5) | 150.0 ±2.0 (75.0) | 1.49x |',
+		self.assertIn('| stat_bench | same | 100 ±1.25 (100) | 150 ±2 (75) | 1.49x |',
 			      t)
 		self.assertEqual(S.bench_table([]), '(no benchmark results)')
 
