@@ -566,7 +566,7 @@ def kvm_works():
 
 
 def qemu_cmd(obj, smp, accel, append, console, tap, mem):
-	cmd = [os.environ.get('QEMU', 'qemu-system-x86_64'), '-M', 'pc', '-m', mem,
+	cmd = [os.environ.get('QEMU') or 'qemu-system-x86_64', '-M', 'pc', '-m', mem,
 	       '-smp', str(smp), '-nodefaults', '-display', 'none', '-no-reboot',
 	       '-kernel', os.path.join(obj, 'arch', 'x86', 'boot', 'bzImage'),
 	       '-initrd', os.path.join(obj, 'initramfs.cpio.gz'),
@@ -881,6 +881,15 @@ def write_report(summaries, title):
 
 # ---------------------------------------------------------------- commands
 
+def env_int(name, default):
+	v = os.environ.get(name)
+	if not v:
+		return default
+	if not v.isdigit():
+		die('%s must be a whole number of seconds, not "%s"' % (name, v))
+	return int(v)
+
+
 def default_smp():
 	v = os.environ.get('SMP')
 	if v:
@@ -894,7 +903,7 @@ def boot_timeout(flavour, mode):
 	# The benchmarks sweep 1..smp workers, so their run time grows with smp.
 	smp = default_smp()
 	base = {'test': 900, 'quick': 600 + 120 * smp, 'full': 1800 + 600 * smp}[mode]
-	return int(os.environ.get('BOOT_TIMEOUT', 0)) or base * (3 if flavour == 'debug' else 1)
+	return env_int('BOOT_TIMEOUT', 0) or base * (3 if flavour == 'debug' else 1)
 
 
 def cmd_prepare(args):
@@ -982,7 +991,7 @@ def cmd_boot(args):
 	logdir = os.path.join(OUT, 'logs')
 	if args.inject != 'none':
 		b = boot(os.path.join(BUILD, args.flavour), args.flavour, smp, args.mode, logdir,
-			 int(os.environ.get('BOOT_TIMEOUT', 60)), inject=args.inject)
+			 env_int('BOOT_TIMEOUT', 60), inject=args.inject)
 		ok, problems, _ = analyze(os.path.join(BUILD, 'src', 'linux'), b, logdir,
 					  expect_done=False)
 		for p in problems:
@@ -1000,13 +1009,13 @@ def main():
 	p = sub.add_parser('build', help='build kernels, selftests and initramfs')
 	p.add_argument('flavours', nargs='*', default=list(FLAVOURS))
 	p = sub.add_parser('run', help='main job: build, boot, test and benchmark the release kernel')
-	p.add_argument('--mode', default=os.environ.get('MODE', 'full'))
+	p.add_argument('--mode', default=os.environ.get('MODE') or 'full')
 	p = sub.add_parser('test', help='CI: build and boot release and debug, fail on any failure')
 	p.add_argument('flavours', nargs='*', default=list(FLAVOURS))
 	p.add_argument('--no-harness-check', action='store_true')
 	p = sub.add_parser('boot', help='boot a built kernel once')
 	p.add_argument('flavour', choices=FLAVOURS)
-	p.add_argument('--mode', default=os.environ.get('MODE', 'test'))
+	p.add_argument('--mode', default=os.environ.get('MODE') or 'test')
 	p.add_argument('--inject', default='none', choices=('none', 'warn', 'panic', 'hang'))
 	p = sub.add_parser('series', help='export the series with git format-patch')
 	p.add_argument('--build', action='store_true', help='build every step of the series')
