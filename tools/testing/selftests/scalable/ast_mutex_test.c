@@ -1,0 +1,826 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Functional tests of the AST-sync ast_mutex_lock()/ast_mutex_unlock()
+ * system calls and of the ast_mutex.h user-space library: every error
+ * path (and that an error leaves the word alone), guarded entry, direct
+ * hand-off only to a waiter whose entry set holds the new state and in
+ * FIFO order, timeouts on both clocks, transparent restart on signals,
+ * process-shared use across fork(), robust owner death, a bounded-buffer
+ * stress with hundreds of threads, and an argument fuzz.
+ *
+ * AST_STRESS_ITEMS (environment) sets the items per producer of the
+ * stress test (default 40), AST_FUZZ_ITERS the fuzz iterations (default
+ * 20000).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "../kselftest_harness.h"
+#include "ast_mutex.h"
+
+#define ALL_STATES	(~0ULL)
+#define BIT(s)		AST_MUTEX_STATE_BIT(s)
+
+static uint32_t load(uint32_t *w)
+{
+	return __atomic_load_n(w, __ATOMIC_SEQ_CST);
+}
+
+static bool ast_supported(void)
+{
+	return syscall(__NR_ast_mutex_unlock, NULL, 0, 0) < 0 &&
+	       errno != ENOSYS;
+}
+
+#define REQUIRE_AST() do {						\
+	if (!ast_supported())						\
+		SKIP(return, "ast_mutex syscalls not supported");	\
+} while (0)
+
+static void abs_in(struct timespec *ts, clockid_t clk, long ms)
+{
+	clock_gettime(clk, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+static long ms_since(const struct timespec *t0, clockid_t clk)
+{
+	struct timespec t;
+
+	clock_gettime(clk, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 +
+	       (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* Wait until thread @tid sleeps in syscall @nr (from /proc). */
+static int wait_in_syscall(pid_t tid, long nr)
+{
+	char path[64], buf[128];
+	int i, fd, n;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	for (i = 0; i < 20000; i++) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			return -1;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = 0;
+			if (atol(buf) == nr && buf[0] != '-') {
+				/* In the syscall; is it asleep? */
+				snprintf(path, sizeof(path),
+					 "/proc/self/task/%d/stat", tid);
+				fd = open(path, O_RDONLY);
+				n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+				if (fd >= 0)
+					close(fd);
+				if (n > 0) {
+					buf[n] = 0;
+					if (strstr(buf, ") S "))
+						return 0;
+				}
+				snprintf(path, sizeof(path),
+					 "/proc/self/task/%d/syscall", tid);
+			}
+		}
+		usleep(1000);
+	}
+	return -1;
+}
+
+/* ---------------------------------------------------------------- errors */
+
+TEST(einval)
+{
+	uint32_t w[2] = { AST_MUTEX_WORD(0), AST_MUTEX_WORD(0) };
+	struct timespec ts = { 0, 0 };
+
+	REQUIRE_AST();
+	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[0], 0, 0, NULL, 0));
+	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[0], 1, 2, NULL, 0));
+	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[0], 1, 0x80000000, NULL, 0));
+	EXPECT_EQ(-EINVAL, ast_sys_lock((uint32_t *)((char *)w + 1), 1, 0,
+					NULL, 0));
+	EXPECT_EQ(-EINVAL, ast_sys_lock((uint32_t *)((char *)w + 2), 1,
+					AST_MUTEX_PRIVATE, NULL, 0));
+	/* Bad clock, bad timespec. */
+	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[0], 1, 0, &ts, CLOCK_BOOTTIME));
+	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[0], 1, 0, &ts, 12345));
+	ts.tv_nsec = 1000000000L;
+	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[0], 1, 0, &ts, CLOCK_MONOTONIC));
+	ts.tv_nsec = -1;
+	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[0], 1, 0, &ts, CLOCK_REALTIME));
+	/* Not an AST word: uninitialised, or stray bits beside the state. */
+	w[1] = 0;
+	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[1], ALL_STATES, 0, NULL, 0));
+	EXPECT_EQ(0U, w[1]);
+	w[1] = AST_MUTEX_FREE | 0x1000;
+	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[1], ALL_STATES, 0, NULL, 0));
+	EXPECT_EQ(AST_MUTEX_FREE | 0x1000, w[1]);
+
+	EXPECT_EQ(-EINVAL, ast_sys_unlock(&w[0], 64, 0));
+	EXPECT_EQ(-EINVAL, ast_sys_unlock(&w[0], ~0U, 0));
+	EXPECT_EQ(-EINVAL, ast_sys_unlock(&w[0], 0, 8));
+	EXPECT_EQ(-EINVAL, ast_sys_unlock((uint32_t *)((char *)w + 3), 0, 0));
+	EXPECT_EQ(AST_MUTEX_WORD(0), w[0]);
+}
+
+TEST(efault)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct timespec ts;
+	uint32_t w = AST_MUTEX_WORD(1);
+	char *map, *ro;
+
+	REQUIRE_AST();
+	map = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	ro = map + pg;
+	*(uint32_t *)ro = AST_MUTEX_WORD(1);
+	ASSERT_EQ(0, munmap(map, pg));
+	ASSERT_EQ(0, mprotect(ro, pg, PROT_READ));
+
+	EXPECT_EQ(-EFAULT, ast_sys_lock(NULL, 1, 0, NULL, 0));
+	EXPECT_EQ(-EFAULT, ast_sys_lock((uint32_t *)map, 1, 0, NULL, 0));
+	EXPECT_EQ(-EFAULT, ast_sys_lock((uint32_t *)map, 1,
+					AST_MUTEX_PRIVATE, NULL, 0));
+	EXPECT_EQ(-EFAULT, ast_sys_unlock((uint32_t *)map, 0, 0));
+	EXPECT_EQ(-EFAULT, ast_sys_unlock((uint32_t *)map, 0,
+					  AST_MUTEX_PRIVATE));
+	/* Read-only word: entering would write it. */
+	EXPECT_EQ(-EFAULT, ast_sys_lock((uint32_t *)ro, 2, 0, NULL, 0));
+	EXPECT_EQ(-EFAULT, ast_sys_lock((uint32_t *)ro, 2, AST_MUTEX_PRIVATE,
+					NULL, 0));
+	EXPECT_EQ(AST_MUTEX_WORD(1), *(uint32_t *)ro);
+	/* Kernel address. */
+	EXPECT_EQ(-EFAULT, ast_sys_lock((uint32_t *)-4096L, 1,
+					AST_MUTEX_PRIVATE, NULL, 0));
+	/* Bad timeout pointer. */
+	EXPECT_EQ(-EFAULT, ast_sys_lock(&w, 2, 0, (struct timespec *)map,
+					CLOCK_MONOTONIC));
+	EXPECT_EQ(AST_MUTEX_WORD(1), w);
+	abs_in(&ts, CLOCK_MONOTONIC, 0);
+	EXPECT_EQ(1, ast_sys_lock(&w, 2, 0, &ts, CLOCK_MONOTONIC));
+	munmap(ro, pg);
+}
+
+TEST(eperm_edeadlk)
+{
+	uint32_t w = AST_MUTEX_WORD(3);
+	uint32_t tid = syscall(SYS_gettid);
+
+	REQUIRE_AST();
+	/* Unlock of a free word, or of one another task owns. */
+	EXPECT_EQ(-EPERM, ast_sys_unlock(&w, 1, AST_MUTEX_PRIVATE));
+	EXPECT_EQ(AST_MUTEX_WORD(3), w);
+	w = tid + 1;
+	EXPECT_EQ(-EPERM, ast_sys_unlock(&w, 1, AST_MUTEX_PRIVATE));
+	EXPECT_EQ(tid + 1, w);
+	w = (tid + 1) | AST_MUTEX_WAITERS;
+	EXPECT_EQ(-EPERM, ast_sys_unlock(&w, 1, 0));
+	EXPECT_EQ((tid + 1) | AST_MUTEX_WAITERS, w);
+
+	w = AST_MUTEX_WORD(3);
+	EXPECT_EQ(3, ast_sys_lock(&w, BIT(3), AST_MUTEX_PRIVATE, NULL, 0));
+	EXPECT_EQ(tid, w);
+	EXPECT_EQ(-EDEADLK, ast_sys_lock(&w, ALL_STATES, AST_MUTEX_PRIVATE,
+					 NULL, 0));
+	EXPECT_EQ(tid, w);
+	EXPECT_EQ(0, ast_sys_unlock(&w, 7, AST_MUTEX_PRIVATE));
+	EXPECT_EQ(AST_MUTEX_WORD(7), w);
+	EXPECT_EQ(-EPERM, ast_sys_unlock(&w, 7, AST_MUTEX_PRIVATE));
+}
+
+/* -------------------------------------------------------- basic semantics */
+
+TEST(guarded_entry_64_states)
+{
+	struct ast_mutex m;
+	int s;
+
+	REQUIRE_AST();
+	ASSERT_EQ(0, ast_mutex_init(&m, 5, AST_MUTEX_PRIVATE));
+	EXPECT_EQ(-EINVAL, ast_mutex_init(&m, 64, 0));
+	ASSERT_EQ(0, ast_mutex_init(&m, 5, AST_MUTEX_PRIVATE));
+	EXPECT_EQ(5, ast_mutex_lock(&m, ALL_STATES));
+	EXPECT_EQ(-EBUSY, ast_mutex_destroy(&m));
+	EXPECT_EQ(0, ast_mutex_unlock(&m, 63));
+	EXPECT_EQ(AST_MUTEX_WORD(63), m.word);
+	EXPECT_EQ(-EBUSY, ast_mutex_trylock(&m, BIT(62)));
+	EXPECT_EQ(63, ast_mutex_lock(&m, BIT(63)));
+	EXPECT_EQ(0, ast_mutex_unlock(&m, 32));
+	/* The kernel path returns the state too. */
+	EXPECT_EQ(32, ast_sys_lock(&m.word, BIT(32) | BIT(0), 0, NULL, 0));
+	EXPECT_EQ(0, ast_sys_unlock(&m.word, 0, 0));
+	for (s = 0; s < 64; s++) {
+		EXPECT_EQ(0, ast_mutex_init(&m, s, 0));
+		EXPECT_EQ(s, ast_mutex_trylock(&m, BIT(s)));
+		EXPECT_EQ(0, ast_mutex_unlock(&m, (s + 1) % 64));
+	}
+	EXPECT_EQ(0, ast_mutex_destroy(&m));
+}
+
+/* ------------------------------------------------------------ hand-off */
+
+struct waiter {
+	struct ast_mutex *m;
+	uint64_t mask;
+	unsigned int exit_state;
+	pid_t tid;
+	int got;
+	uint32_t word_at_entry;
+	int *order, *nr_order;
+	int id;
+	bool started;
+};
+
+static void *waiter_fn(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->tid = syscall(SYS_gettid);
+	__atomic_store_n(&w->started, true, __ATOMIC_SEQ_CST);
+	w->got = ast_mutex_lock(w->m, w->mask);
+	w->word_at_entry = load(&w->m->word);
+	if (w->order)
+		w->order[(*w->nr_order)++] = w->id;
+	ast_mutex_unlock(w->m, w->exit_state);
+	return NULL;
+}
+
+static void start_waiter(struct __test_metadata *_metadata, pthread_t *th,
+			 struct waiter *w)
+{
+	ASSERT_EQ(0, pthread_create(th, NULL, waiter_fn, w));
+	while (!__atomic_load_n(&w->started, __ATOMIC_SEQ_CST))
+		usleep(100);
+	ASSERT_EQ(0, wait_in_syscall(w->tid, __NR_ast_mutex_lock));
+}
+
+TEST(handoff_to_matching_waiter)
+{
+	struct ast_mutex m;
+	struct waiter w[3] = {
+		{ .mask = BIT(1), .exit_state = 1, .id = 0 },
+		{ .mask = BIT(2), .exit_state = 1, .id = 1 },
+		{ .mask = BIT(1) | BIT(40), .exit_state = 9, .id = 2 },
+	};
+	int order[3], nr = 0, i, r;
+	pthread_t th[3];
+	uint32_t v;
+
+	REQUIRE_AST();
+	ASSERT_EQ(0, ast_mutex_init(&m, 0, AST_MUTEX_PRIVATE));
+	ASSERT_EQ(0, ast_mutex_lock(&m, BIT(0)));
+	for (i = 0; i < 3; i++) {
+		w[i].m = &m;
+		w[i].order = order;
+		w[i].nr_order = &nr;
+		start_waiter(_metadata, &th[i], &w[i]);
+	}
+	v = load(&m.word);
+	EXPECT_EQ((uint32_t)ast_gettid() | AST_MUTEX_WAITERS, v);
+
+	/* State 0 and 3 suit nobody: freed, every waiter stays asleep. */
+	EXPECT_EQ(0, ast_mutex_unlock(&m, 3));
+	EXPECT_EQ(AST_MUTEX_WORD(3) | AST_MUTEX_WAITERS, load(&m.word));
+	EXPECT_EQ(3, ast_mutex_lock(&m, BIT(3)));
+	EXPECT_EQ(0, ast_mutex_unlock(&m, 0));
+	EXPECT_EQ(0, ast_mutex_lock(&m, BIT(0)));
+	usleep(20000);
+	EXPECT_EQ(0, nr);
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(0, wait_in_syscall(w[i].tid, __NR_ast_mutex_lock));
+
+	/*
+	 * Unlock into 2: handed to w[1] directly (the word names it before
+	 * it even runs); w[1] leaves in 1, which goes to w[0] (first in
+	 * FIFO order), which leaves in 1 again for w[2].
+	 */
+	r = ast_sys_unlock(&m.word, 2, AST_MUTEX_PRIVATE);
+	EXPECT_EQ(1, r);
+	v = load(&m.word);
+	EXPECT_TRUE(v == ((uint32_t)w[1].tid | AST_MUTEX_WAITERS) ||
+		    nr > 0);
+	for (i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	ASSERT_EQ(3, nr);
+	EXPECT_EQ(1, order[0]);
+	EXPECT_EQ(0, order[1]);
+	EXPECT_EQ(2, order[2]);
+	EXPECT_EQ(2, w[1].got);
+	EXPECT_EQ(1, w[0].got);
+	EXPECT_EQ(1, w[2].got);
+	EXPECT_EQ((uint32_t)w[1].tid | AST_MUTEX_WAITERS, w[1].word_at_entry);
+	EXPECT_EQ((uint32_t)w[0].tid | AST_MUTEX_WAITERS, w[0].word_at_entry);
+	/* The last one is alone: no waiters bit. */
+	EXPECT_EQ((uint32_t)w[2].tid, w[2].word_at_entry);
+	EXPECT_EQ(AST_MUTEX_WORD(9), load(&m.word));
+}
+
+TEST(handoff_fifo)
+{
+	enum { N = 6 };
+	struct waiter w[N];
+	struct ast_mutex m;
+	int order[N], nr = 0, i;
+	pthread_t th[N];
+
+	REQUIRE_AST();
+	ASSERT_EQ(0, ast_mutex_init(&m, 0, 0));
+	ASSERT_EQ(0, ast_mutex_lock(&m, BIT(0)));
+	memset(w, 0, sizeof(w));
+	for (i = 0; i < N; i++) {
+		w[i].m = &m;
+		w[i].mask = BIT(1) | BIT(2);
+		w[i].exit_state = 1 + (i & 1);
+		w[i].order = order;
+		w[i].nr_order = &nr;
+		w[i].id = i;
+		start_waiter(_metadata, &th[i], &w[i]);
+	}
+	EXPECT_EQ(0, ast_mutex_unlock(&m, 2));
+	for (i = 0; i < N; i++)
+		pthread_join(th[i], NULL);
+	ASSERT_EQ(N, nr);
+	for (i = 0; i < N; i++)
+		EXPECT_EQ(i, order[i]);
+	EXPECT_EQ(AST_MUTEX_WORD(1 + ((N - 1) & 1)), load(&m.word));
+}
+
+/* ------------------------------------------------------------- timeouts */
+
+static void *hold_fn(void *arg)
+{
+	struct ast_mutex *m = arg;
+
+	ast_mutex_lock(m, ALL_STATES);
+	return NULL;
+}
+
+static void check_timeout(struct __test_metadata *_metadata, clockid_t clk,
+			  unsigned int flags)
+{
+	struct timespec t0, ts;
+	struct ast_mutex m;
+	pthread_t th;
+	uint32_t v;
+
+	/* Free but in the wrong state. */
+	ASSERT_EQ(0, ast_mutex_init(&m, 4, flags));
+	clock_gettime(clk, &t0);
+	abs_in(&ts, clk, 100);
+	EXPECT_EQ(-ETIMEDOUT, ast_mutex_timedlock(&m, BIT(5), &ts, clk));
+	EXPECT_GE(ms_since(&t0, clk), 99);
+	EXPECT_EQ(AST_MUTEX_WORD(4), load(&m.word));
+
+	/* Locked by another thread (which stays the owner). */
+	ASSERT_EQ(0, pthread_create(&th, NULL, hold_fn, &m));
+	pthread_join(th, NULL);
+	v = load(&m.word);
+	EXPECT_FALSE(v & AST_MUTEX_FREE);
+	clock_gettime(clk, &t0);
+	abs_in(&ts, clk, 100);
+	EXPECT_EQ(-ETIMEDOUT, ast_mutex_timedlock(&m, ALL_STATES, &ts, clk));
+	EXPECT_GE(ms_since(&t0, clk), 99);
+	EXPECT_EQ(v, load(&m.word));
+
+	/* A timeout in the past does not stop a free, matching entry. */
+	ASSERT_EQ(0, ast_mutex_init(&m, 4, flags));
+	ts.tv_sec = 0;
+	ts.tv_nsec = 0;
+	EXPECT_EQ(4, ast_sys_lock(&m.word, BIT(4), flags, &ts, clk));
+	EXPECT_EQ(0, ast_mutex_unlock(&m, 4));
+}
+
+TEST(timeout_monotonic)
+{
+	REQUIRE_AST();
+	check_timeout(_metadata, CLOCK_MONOTONIC, AST_MUTEX_PRIVATE);
+	check_timeout(_metadata, CLOCK_MONOTONIC, 0);
+}
+
+TEST(timeout_realtime)
+{
+	REQUIRE_AST();
+	check_timeout(_metadata, CLOCK_REALTIME, AST_MUTEX_PRIVATE);
+	check_timeout(_metadata, CLOCK_REALTIME, 0);
+}
+
+/* -------------------------------------------------------------- signals */
+
+static volatile int nr_signals;
+
+static void on_sigusr1(int sig)
+{
+	nr_signals++;
+}
+
+TEST(signals_restart)
+{
+	struct sigaction sa = { .sa_handler = on_sigusr1 };
+	struct waiter w = { .mask = BIT(6), .exit_state = 0 };
+	struct ast_mutex m;
+	pthread_t th;
+	int i;
+
+	REQUIRE_AST();
+	/* No SA_RESTART: the lock must restart anyway, never EINTR. */
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	ASSERT_EQ(0, ast_mutex_init(&m, 0, AST_MUTEX_PRIVATE));
+	w.m = &m;
+	start_waiter(_metadata, &th, &w);
+	for (i = 0; i < 10; i++) {
+		ASSERT_EQ(0, pthread_kill(th, SIGUSR1));
+		while (nr_signals != i + 1)
+			usleep(100);
+		ASSERT_EQ(0, wait_in_syscall(w.tid, __NR_ast_mutex_lock));
+	}
+	EXPECT_EQ(10, nr_signals);
+	EXPECT_EQ(AST_MUTEX_WORD(0) | AST_MUTEX_WAITERS, load(&m.word));
+	EXPECT_EQ(0, ast_mutex_lock(&m, BIT(0)));
+	EXPECT_EQ(0, ast_mutex_unlock(&m, 6));
+	pthread_join(th, NULL);
+	EXPECT_EQ(6, w.got);
+	EXPECT_EQ(AST_MUTEX_WORD(0), load(&m.word));
+}
+
+/* -------------------------------------------------------- shared / robust */
+
+static struct ast_mutex *shared_mutex(struct __test_metadata *_metadata)
+{
+	struct ast_mutex *m = mmap(NULL, sysconf(_SC_PAGESIZE),
+				   PROT_READ | PROT_WRITE,
+				   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	ASSERT_NE(MAP_FAILED, m) {
+		return NULL;
+	}
+	return m;
+}
+
+TEST(process_shared)
+{
+	struct ast_mutex *m = shared_mutex(_metadata);
+	int st, i;
+	pid_t pid;
+
+	REQUIRE_AST();
+	ASSERT_EQ(0, ast_mutex_init(m, 0, 0));
+	ASSERT_EQ(0, ast_mutex_lock(m, BIT(0)));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		int s = ast_mutex_lock(m, BIT(1));
+
+		if (s != 1)
+			_exit(10);
+		if ((load(&m->word) & AST_MUTEX_TID_MASK) !=
+		    (uint32_t)syscall(SYS_gettid))
+			_exit(11);
+		_exit(ast_mutex_unlock(m, 2) ? 12 : 0);
+	}
+	for (i = 0; i < 5000 && !(load(&m->word) & AST_MUTEX_WAITERS); i++)
+		usleep(1000);
+	EXPECT_TRUE(load(&m->word) & AST_MUTEX_WAITERS);
+	EXPECT_EQ(0, ast_mutex_unlock(m, 1));
+	EXPECT_EQ(2, ast_mutex_lock(m, BIT(2)));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	EXPECT_EQ(0, ast_mutex_unlock(m, 0));
+	munmap(m, sysconf(_SC_PAGESIZE));
+}
+
+TEST(robust_owner_death)
+{
+	struct waiter w = { .mask = BIT(9), .exit_state = 9 };
+	struct ast_mutex *m = shared_mutex(_metadata);
+	int st, p[2];
+	pthread_t th;
+	pid_t pid;
+	char c;
+
+	REQUIRE_AST();
+	ASSERT_EQ(0, ast_mutex_init(m, 2, AST_MUTEX_ROBUST));
+	EXPECT_EQ(-EINVAL, ast_mutex_init(m, 2, AST_MUTEX_ROBUST |
+					  AST_MUTEX_PRIVATE));
+	ASSERT_EQ(0, ast_mutex_init(m, 2, AST_MUTEX_ROBUST));
+	ASSERT_EQ(0, pipe(p));
+
+	/* 1: the owner dies, nobody waits; the next locker gets it. */
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		if (ast_mutex_lock(m, BIT(2)) != 2)
+			_exit(1);
+		_exit(0);	/* dies holding it */
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_EQ(0, WEXITSTATUS(st));
+	EXPECT_EQ(AST_MUTEX_OWNER_DIED, load(&m->word));
+	EXPECT_EQ(-EOWNERDEAD, ast_mutex_lock(m, BIT(7)));
+	EXPECT_EQ((uint32_t)ast_gettid(), load(&m->word));
+	EXPECT_EQ(0, ast_mutex_unlock(m, 3));
+	EXPECT_EQ(3, ast_mutex_lock(m, BIT(3)));
+	EXPECT_EQ(0, ast_mutex_unlock(m, 3));
+
+	/* 2: the owner dies while a thread waits for a state it never makes. */
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		if (ast_mutex_lock(m, BIT(3)) != 3)
+			_exit(1);
+		if (write(p[1], "x", 1) != 1)
+			_exit(2);
+		pause();
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(p[0], &c, 1));
+	w.m = m;
+	start_waiter(_metadata, &th, &w);
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	pthread_join(th, NULL);
+	EXPECT_EQ(-EOWNERDEAD, w.got);
+	EXPECT_EQ((uint32_t)w.tid, w.word_at_entry);
+	EXPECT_EQ(AST_MUTEX_WORD(9), load(&m->word));
+	EXPECT_EQ(9, ast_mutex_lock(m, BIT(9)));
+	EXPECT_EQ(0, ast_mutex_unlock(m, 1));
+	EXPECT_EQ(AST_MUTEX_WORD(1), load(&m->word));
+	munmap(m, sysconf(_SC_PAGESIZE));
+}
+
+/* --------------------------------------------------------------- stress */
+
+enum { S_EMPTY = 0, S_MID = 33, S_FULL = 63 };
+
+struct bbuf {
+	struct ast_mutex m;
+	int size, count, head, tail;
+	int *slot;
+	int *seen;
+	int items_per_producer;
+	int errors;
+};
+
+static void *producer(void *arg)
+{
+	struct bbuf *b = ((void **)arg)[0];
+	long id = (long)((void **)arg)[1];
+	int i, s;
+
+	for (i = 0; i < b->items_per_producer; i++) {
+		s = ast_mutex_lock(&b->m, BIT(S_EMPTY) | BIT(S_MID));
+		if ((s != S_EMPTY && s != S_MID) || b->count >= b->size ||
+		    (s == S_EMPTY) != (b->count == 0))
+			__atomic_fetch_add(&b->errors, 1, __ATOMIC_RELAXED);
+		b->slot[b->tail] = id * b->items_per_producer + i;
+		b->tail = (b->tail + 1) % b->size;
+		b->count++;
+		ast_mutex_unlock(&b->m, b->count == b->size ? S_FULL : S_MID);
+	}
+	return NULL;
+}
+
+static void *consumer(void *arg)
+{
+	struct bbuf *b = ((void **)arg)[0];
+	int i, s, item;
+
+	for (i = 0; i < b->items_per_producer; i++) {
+		s = ast_mutex_lock(&b->m, BIT(S_FULL) | BIT(S_MID));
+		if ((s != S_FULL && s != S_MID) || b->count <= 0 ||
+		    (s == S_FULL) != (b->count == b->size))
+			__atomic_fetch_add(&b->errors, 1, __ATOMIC_RELAXED);
+		item = b->slot[b->head];
+		b->head = (b->head + 1) % b->size;
+		b->count--;
+		ast_mutex_unlock(&b->m, b->count ? S_MID : S_EMPTY);
+		__atomic_fetch_add(&b->seen[item], 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static int env_int(const char *name, int def)
+{
+	const char *v = getenv(name);
+
+	return v && atoi(v) > 0 ? atoi(v) : def;
+}
+
+FIXTURE(stress) {
+	int dummy;
+};
+
+FIXTURE_SETUP(stress)
+{
+}
+
+FIXTURE_TEARDOWN(stress)
+{
+}
+
+TEST_F_TIMEOUT(stress, bounded_buffers, 600)
+{
+	static const int sizes[] = { 1, 3, 16, 256 };
+	int pairs = 100, k, i, n, bad;
+	pthread_attr_t attr;
+	pthread_t *th;
+	void **args;
+	struct bbuf b;
+
+	REQUIRE_AST();
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	th = calloc(2 * pairs, sizeof(*th));
+	args = calloc(4 * pairs, sizeof(*args));
+	ASSERT_TRUE(th && args);
+	for (k = 0; k < (int)(sizeof(sizes) / sizeof(sizes[0])); k++) {
+		memset(&b, 0, sizeof(b));
+		b.size = sizes[k];
+		b.items_per_producer = env_int("AST_STRESS_ITEMS", 40);
+		n = pairs * b.items_per_producer;
+		b.slot = calloc(b.size, sizeof(int));
+		b.seen = calloc(n, sizeof(int));
+		ASSERT_TRUE(b.slot && b.seen);
+		ASSERT_EQ(0, ast_mutex_init(&b.m, S_EMPTY, AST_MUTEX_PRIVATE));
+		for (i = 0; i < pairs; i++) {
+			args[2 * i] = &b;
+			args[2 * i + 1] = (void *)(long)i;
+			ASSERT_EQ(0, pthread_create(&th[2 * i], &attr, producer,
+						    &args[2 * i]));
+			ASSERT_EQ(0, pthread_create(&th[2 * i + 1], &attr,
+						    consumer, &args[2 * i]));
+		}
+		for (i = 0; i < 2 * pairs; i++)
+			pthread_join(th[i], NULL);
+		for (i = 0, bad = 0; i < n; i++)
+			bad += b.seen[i] != 1;
+		EXPECT_EQ(0, bad);
+		EXPECT_EQ(0, b.errors);
+		EXPECT_EQ(0, b.count);
+		EXPECT_EQ(AST_MUTEX_WORD(S_EMPTY), load(&b.m.word));
+		TH_LOG("buffer size %d: %d threads, %d items, exactly once",
+		       b.size, 2 * pairs, n);
+		free(b.slot);
+		free(b.seen);
+	}
+	free(th);
+	free(args);
+}
+
+/* ----------------------------------------------------------------- fuzz */
+
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+static bool allowed(long r, const long *set, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (r == set[i])
+			return true;
+	return false;
+}
+
+TEST_F_TIMEOUT(stress, fuzz, 600)
+{
+	static const long lock_err[] = { -EINVAL, -EFAULT, -EDEADLK,
+					 -ETIMEDOUT, -EOWNERDEAD };
+	static const long unlock_err[] = { -EINVAL, -EFAULT, -EPERM, 0, 1 };
+	long pg = sysconf(_SC_PAGESIZE), r;
+	int iters = env_int("AST_FUZZ_ITERS", 20000), i, bad = 0;
+	uint32_t tid = syscall(SYS_gettid), before, after;
+	char *rw, *ro, *gone;
+	struct timespec past = { 0, 1 }, *tp;
+	uint32_t *addr;
+	bool readable;
+
+	REQUIRE_AST();
+	rw = mmap(NULL, 3 * pg, PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, rw);
+	ro = rw + pg;
+	gone = rw + 2 * pg;
+	ASSERT_EQ(0, munmap(gone, pg));
+	for (i = 0; i < iters; i++) {
+		uint64_t x = rnd();
+		unsigned int flags = (x & 1) ? AST_MUTEX_PRIVATE : 0;
+		uint32_t val;
+		int kind = (x >> 1) % 8;
+
+		if (x & (1ULL << 60))
+			flags |= 1U << ((x >> 40) % 32);
+		switch ((x >> 8) % 4) {
+		case 0:
+			val = AST_MUTEX_WORD(rnd() % 64) |
+			      ((x & 0x100000) ? AST_MUTEX_WAITERS : 0);
+			break;
+		case 1:
+			val = (x & 0x200000) ? tid : tid + 1 + (rnd() % 5);
+			break;
+		case 2:
+			val = (uint32_t)rnd();
+			break;
+		default:
+			val = AST_MUTEX_OWNER_DIED;
+			break;
+		}
+		readable = true;
+		switch ((x >> 12) % 6) {
+		case 0:
+			addr = (uint32_t *)(rw + (rnd() % (pg / 4)) * 4);
+			break;
+		case 1:
+			addr = (uint32_t *)(rw + 1 + (rnd() % (pg - 8)));
+			break;
+		case 2:
+			addr = (uint32_t *)ro;
+			break;
+		case 3:
+			addr = (uint32_t *)gone;
+			readable = false;
+			break;
+		case 4:
+			addr = NULL;
+			readable = false;
+			break;
+		default:
+			addr = (uint32_t *)(uintptr_t)(0xffff800000000000ULL |
+						      (rnd() & ~3ULL));
+			readable = false;
+			break;
+		}
+		if (addr == (uint32_t *)ro) {
+			mprotect(ro, pg, PROT_READ | PROT_WRITE);
+			*addr = val;
+			mprotect(ro, pg, PROT_READ);
+		} else if (readable) {
+			*addr = val;
+		}
+		before = readable ? *addr : 0;
+		/* Never block: a timeout in the past, or a bad pointer. */
+		tp = (x & (1ULL << 50)) ? (struct timespec *)gone : &past;
+		if (kind < 5) {
+			r = ast_sys_lock(addr, (x & (1ULL << 51)) ? 0 : rnd(),
+					 flags, tp,
+					 (x & (1ULL << 52)) ? CLOCK_REALTIME :
+					 (x & (1ULL << 53)) ? (int)(rnd() % 16) :
+					 CLOCK_MONOTONIC);
+			after = readable ? *addr : 0;
+			if (r >= 0 && r < 64)
+				;
+			else if (!allowed(r, lock_err, 5))
+				bad++;
+			else if (r != -EOWNERDEAD && before != after)
+				bad++;
+		} else {
+			r = ast_sys_unlock(addr, (x & (1ULL << 54)) ?
+					   rnd() % 70 : (uint32_t)rnd(), flags);
+			after = readable ? *addr : 0;
+			if (!allowed(r, unlock_err, 5))
+				bad++;
+			else if (r < 0 && before != after)
+				bad++;
+		}
+		if (bad == 1) {
+			TH_LOG("iteration %d: r=%ld word %#x -> %#x", i, r,
+			       before, after);
+			bad++;
+		}
+	}
+	EXPECT_EQ(0, bad);
+	munmap(rw, 2 * pg);
+}
+
+TEST_HARNESS_MAIN
