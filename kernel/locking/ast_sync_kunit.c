@@ -226,6 +226,7 @@ static struct kunit_suite ast_sync_test_suite = {
 	.name = "ast_sync",
 	.test_cases = ast_sync_test_cases,
 };
+
 kunit_test_suite(ast_sync_test_suite);
 
 MODULE_DESCRIPTION("KUnit tests for AST-sync state-guarded mutexes");

@@ -69,7 +69,8 @@ struct bbuf {
 	pthread_mutex_t mu;
 	pthread_cond_t all, notfull, notempty;
 	/* futex-bitset: the word and the number of sleepers */
-	uint32_t l0 __attribute__((aligned(64)));
+	char pad[64];
+	uint32_t l0;
 	uint32_t l0_waiters;
 	int errors;
 	struct counter *puts, *gets;
@@ -413,6 +414,48 @@ static double run_once(int impl, int nthreads, int size)
 	return ret ? -1 : (g1 - g0) / (t1 - t0);
 }
 
+/* The RESULT line: mode=<impl>-t<threads>-b<size>, then extra fields. */
+static const char *const result_fmt[] = {
+	"RESULT bench=ast_bench mode=%s-t%d-b%d cpus=%d ops_per_ms=%.3f runs=%d stddev=%.3f impl=%s threads=%d buffer=%d%s%s\n",
+};
+
+/* Every implementation on one (threads, size, cpus): RESULT and TAP lines. */
+static void run_tuple(int nthreads, int size, int ncpus)
+{
+	double rate[NR_IMPLS] = { 0 }, sum_r, sum_sq, r, v, sd;
+	char extra[64];
+	int impl, k, done;
+
+	for (impl = 0; impl < NR_IMPLS; impl++) {
+		if (!(impl_mask & (1 << impl)))
+			continue;
+		sum_r = 0;
+		sum_sq = 0;
+		for (k = 0, done = 0; k < runs; k++) {
+			r = run_once(impl, nthreads, size);
+			if (r < 0)
+				break;
+			sum_r += r;
+			sum_sq += r * r;
+			done++;
+		}
+		rate[impl] = done ? sum_r / done : 0;
+		v = done > 1 ? (sum_sq - done * rate[impl] * rate[impl]) /
+			       (done - 1) : 0;
+		sd = v > 0 ? sqrt(v) : 0;
+		extra[0] = 0;
+		if (impl != IMPL_AST && (impl_mask & 1) && rate[impl] > 0)
+			snprintf(extra, sizeof(extra), " ast_speedup=%.3f",
+				 rate[IMPL_AST] / rate[impl]);
+		ksft_print_msg(result_fmt[0], impl_names[impl], nthreads, size,
+			       ncpus, rate[impl], done, sd, impl_names[impl],
+			       nthreads, size, extra,
+			       done == runs ? "" : " status=fail");
+		ksft_test_result(done == runs, "ast_bench %s-t%d-b%d cpus=%d\n",
+				 impl_names[impl], nthreads, size, ncpus);
+	}
+}
+
 static int restrict_cpus(int n)
 {
 	cpu_set_t set;
@@ -424,7 +467,7 @@ static int restrict_cpus(int n)
 	return sched_setaffinity(0, sizeof(set), &set);
 }
 
-static void usage(FILE *f)
+static void print_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ast_bench [-w ms] [-m ms] [-r runs] [-q] [-c cpus] [-t threads] [-b sizes] [-i impls]\n"
@@ -460,8 +503,8 @@ static int parse_impls(const char *s)
 int main(int argc, char **argv)
 {
 	const char *opt_t = NULL, *opt_b = NULL, *opt_c = NULL;
-	double rate[NR_IMPLS], sd[NR_IMPLS], r, v;
-	int opt, ci, ti, si, impl, k, done, quick = 0;
+	uint32_t probe = AST_MUTEX_WORD(0);
+	int opt, ci, ti, si, k, done, quick = 0;
 	cpu_set_t set;
 
 	while ((opt = getopt(argc, argv, "w:m:r:qc:t:b:i:h")) != -1) {
@@ -493,20 +536,20 @@ int main(int argc, char **argv)
 		case 'i':
 			impl_mask = parse_impls(optarg);
 			if (impl_mask <= 0) {
-				usage(stderr);
+				print_usage(stderr);
 				return KSFT_FAIL;
 			}
 			break;
 		case 'h':
-			usage(stdout);
+			print_usage(stdout);
 			return KSFT_PASS;
 		default:
-			usage(stderr);
+			print_usage(stderr);
 			return KSFT_FAIL;
 		}
 	}
 	if (warmup_ms < 0 || measure_ms < 1 || runs < 1) {
-		usage(stderr);
+		print_usage(stderr);
 		return KSFT_FAIL;
 	}
 	if (!opt_t)
@@ -528,14 +571,15 @@ int main(int argc, char **argv)
 			cpus[nr_cpus++] = k;
 	}
 	if (nr_threads <= 0 || nr_sizes <= 0 || nr_cpus <= 0) {
-		usage(stderr);
+		print_usage(stderr);
 		return KSFT_FAIL;
 	}
 
 	ksft_print_header();
+	/* The syscalls exist if unlocking a free word is refused. */
 	if ((impl_mask & (1 << IMPL_AST)) &&
-	    syscall(__NR_ast_mutex_unlock, NULL, 0, 0) == -1 &&
-	    errno == ENOSYS)
+	    (syscall(__NR_ast_mutex_unlock, &probe, 0, AST_MUTEX_PRIVATE) != -1 ||
+	     errno != EPERM))
 		ksft_exit_skip("ast_mutex syscalls not supported\n");
 	for (k = 0, done = 0; k < nr_cpus; k++)
 		done += cpus[k] <= nproc;
@@ -553,52 +597,9 @@ int main(int argc, char **argv)
 		if (restrict_cpus(cpus[ci]))
 			ksft_exit_fail_msg("sched_setaffinity: %s\n",
 					   strerror(errno));
-		for (ti = 0; ti < nr_threads; ti++) {
-			for (si = 0; si < nr_sizes; si++) {
-				for (impl = 0; impl < NR_IMPLS; impl++) {
-					double sum_r = 0, sum_sq = 0;
-					char mode[64], extra[64] = "";
-
-					rate[impl] = 0;
-					if (!(impl_mask & (1 << impl)))
-						continue;
-					snprintf(mode, sizeof(mode),
-						 "%s-t%d-b%d", impl_names[impl],
-						 threads[ti], sizes[si]);
-					for (k = 0, done = 0; k < runs; k++) {
-						r = run_once(impl, threads[ti],
-							     sizes[si]);
-						if (r < 0)
-							break;
-						sum_r += r;
-						sum_sq += r * r;
-						done++;
-					}
-					rate[impl] = done ? sum_r / done : 0;
-					v = done > 1 ? (sum_sq - done *
-							rate[impl] * rate[impl]) /
-						       (done - 1) : 0;
-					sd[impl] = v > 0 ? sqrt(v) : 0;
-					if (impl != IMPL_AST &&
-					    (impl_mask & 1) && rate[impl] > 0)
-						snprintf(extra, sizeof(extra),
-							 " ast_speedup=%.3f",
-							 rate[IMPL_AST] /
-							 rate[impl]);
-					ksft_print_msg("RESULT bench=ast_bench mode=%s cpus=%d ops_per_ms=%.3f runs=%d stddev=%.3f impl=%s threads=%d buffer=%d%s%s\n",
-						       mode, cpus[ci], rate[impl],
-						       done, sd[impl],
-						       impl_names[impl],
-						       threads[ti], sizes[si],
-						       extra,
-						       done == runs ? "" :
-						       " status=fail");
-					ksft_test_result(done == runs,
-							 "ast_bench %s cpus=%d\n",
-							 mode, cpus[ci]);
-				}
-			}
-		}
+		for (ti = 0; ti < nr_threads; ti++)
+			for (si = 0; si < nr_sizes; si++)
+				run_tuple(threads[ti], sizes[si], cpus[ci]);
 	}
 	restrict_cpus(nproc);
 	ksft_finished();

@@ -40,16 +40,14 @@ static uint32_t load(uint32_t *w)
 	return __atomic_load_n(w, __ATOMIC_SEQ_CST);
 }
 
+/* The kernel has the syscalls if unlocking a free word is refused. */
 static bool ast_supported(void)
 {
-	return syscall(__NR_ast_mutex_unlock, NULL, 0, 0) < 0 &&
-	       errno != ENOSYS;
-}
+	uint32_t w = AST_MUTEX_WORD(0);
 
-#define REQUIRE_AST() do {						\
-	if (!ast_supported())						\
-		SKIP(return, "ast_mutex syscalls not supported");	\
-} while (0)
+	return syscall(__NR_ast_mutex_unlock, &w, 0, AST_MUTEX_PRIVATE) < 0 &&
+	       errno == EPERM;
+}
 
 static void abs_in(struct timespec *ts, clockid_t clk, long ms)
 {
@@ -115,7 +113,8 @@ TEST(einval)
 	uint32_t w[2] = { AST_MUTEX_WORD(0), AST_MUTEX_WORD(0) };
 	struct timespec ts = { 0, 0 };
 
-	REQUIRE_AST();
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
 	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[0], 0, 0, NULL, 0));
 	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[0], 1, 2, NULL, 0));
 	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[0], 1, 0x80000000, NULL, 0));
@@ -152,7 +151,8 @@ TEST(efault)
 	uint32_t w = AST_MUTEX_WORD(1);
 	char *map, *ro;
 
-	REQUIRE_AST();
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
 	map = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, map);
@@ -190,7 +190,8 @@ TEST(eperm_edeadlk)
 	uint32_t w = AST_MUTEX_WORD(3);
 	uint32_t tid = syscall(SYS_gettid);
 
-	REQUIRE_AST();
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
 	/* Unlock of a free word, or of one another task owns. */
 	EXPECT_EQ(-EPERM, ast_sys_unlock(&w, 1, AST_MUTEX_PRIVATE));
 	EXPECT_EQ(AST_MUTEX_WORD(3), w);
@@ -219,7 +220,8 @@ TEST(guarded_entry_64_states)
 	struct ast_mutex m;
 	int s;
 
-	REQUIRE_AST();
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
 	ASSERT_EQ(0, ast_mutex_init(&m, 5, AST_MUTEX_PRIVATE));
 	EXPECT_EQ(-EINVAL, ast_mutex_init(&m, 64, 0));
 	ASSERT_EQ(0, ast_mutex_init(&m, 5, AST_MUTEX_PRIVATE));
@@ -290,7 +292,8 @@ TEST(handoff_to_matching_waiter)
 	pthread_t th[3];
 	uint32_t v;
 
-	REQUIRE_AST();
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
 	ASSERT_EQ(0, ast_mutex_init(&m, 0, AST_MUTEX_PRIVATE));
 	ASSERT_EQ(0, ast_mutex_lock(&m, BIT(0)));
 	for (i = 0; i < 3; i++) {
@@ -347,7 +350,8 @@ TEST(handoff_fifo)
 	int order[N], nr = 0, i;
 	pthread_t th[N];
 
-	REQUIRE_AST();
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
 	ASSERT_EQ(0, ast_mutex_init(&m, 0, 0));
 	ASSERT_EQ(0, ast_mutex_lock(&m, BIT(0)));
 	memset(w, 0, sizeof(w));
@@ -416,25 +420,27 @@ static void check_timeout(struct __test_metadata *_metadata, clockid_t clk,
 
 TEST(timeout_monotonic)
 {
-	REQUIRE_AST();
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
 	check_timeout(_metadata, CLOCK_MONOTONIC, AST_MUTEX_PRIVATE);
 	check_timeout(_metadata, CLOCK_MONOTONIC, 0);
 }
 
 TEST(timeout_realtime)
 {
-	REQUIRE_AST();
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
 	check_timeout(_metadata, CLOCK_REALTIME, AST_MUTEX_PRIVATE);
 	check_timeout(_metadata, CLOCK_REALTIME, 0);
 }
 
 /* -------------------------------------------------------------- signals */
 
-static volatile int nr_signals;
+static int nr_signals;
 
 static void on_sigusr1(int sig)
 {
-	nr_signals++;
+	__atomic_fetch_add(&nr_signals, 1, __ATOMIC_SEQ_CST);
 }
 
 TEST(signals_restart)
@@ -445,7 +451,8 @@ TEST(signals_restart)
 	pthread_t th;
 	int i;
 
-	REQUIRE_AST();
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
 	/* No SA_RESTART: the lock must restart anyway, never EINTR. */
 	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
 	ASSERT_EQ(0, ast_mutex_init(&m, 0, AST_MUTEX_PRIVATE));
@@ -453,11 +460,11 @@ TEST(signals_restart)
 	start_waiter(_metadata, &th, &w);
 	for (i = 0; i < 10; i++) {
 		ASSERT_EQ(0, pthread_kill(th, SIGUSR1));
-		while (nr_signals != i + 1)
+		while (__atomic_load_n(&nr_signals, __ATOMIC_SEQ_CST) != i + 1)
 			usleep(100);
 		ASSERT_EQ(0, wait_in_syscall(w.tid, __NR_ast_mutex_lock));
 	}
-	EXPECT_EQ(10, nr_signals);
+	EXPECT_EQ(10, __atomic_load_n(&nr_signals, __ATOMIC_SEQ_CST));
 	EXPECT_EQ(AST_MUTEX_WORD(0) | AST_MUTEX_WAITERS, load(&m.word));
 	EXPECT_EQ(0, ast_mutex_lock(&m, BIT(0)));
 	EXPECT_EQ(0, ast_mutex_unlock(&m, 6));
@@ -486,7 +493,8 @@ TEST(process_shared)
 	int st, i;
 	pid_t pid;
 
-	REQUIRE_AST();
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
 	ASSERT_EQ(0, ast_mutex_init(m, 0, 0));
 	ASSERT_EQ(0, ast_mutex_lock(m, BIT(0)));
 	pid = fork();
@@ -522,7 +530,8 @@ TEST(robust_owner_death)
 	pid_t pid;
 	char c;
 
-	REQUIRE_AST();
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
 	ASSERT_EQ(0, ast_mutex_init(m, 2, AST_MUTEX_ROBUST));
 	EXPECT_EQ(-EINVAL, ast_mutex_init(m, 2, AST_MUTEX_ROBUST |
 					  AST_MUTEX_PRIVATE));
@@ -593,8 +602,7 @@ static void *producer(void *arg)
 
 	for (i = 0; i < b->items_per_producer; i++) {
 		s = ast_mutex_lock(&b->m, BIT(S_EMPTY) | BIT(S_MID));
-		if ((s != S_EMPTY && s != S_MID) || b->count >= b->size ||
-		    (s == S_EMPTY) != (b->count == 0))
+		if (s != (b->count ? S_MID : S_EMPTY) || b->count >= b->size)
 			__atomic_fetch_add(&b->errors, 1, __ATOMIC_RELAXED);
 		b->slot[b->tail] = id * b->items_per_producer + i;
 		b->tail = (b->tail + 1) % b->size;
@@ -611,8 +619,7 @@ static void *consumer(void *arg)
 
 	for (i = 0; i < b->items_per_producer; i++) {
 		s = ast_mutex_lock(&b->m, BIT(S_FULL) | BIT(S_MID));
-		if ((s != S_FULL && s != S_MID) || b->count <= 0 ||
-		    (s == S_FULL) != (b->count == b->size))
+		if (s != (b->count == b->size ? S_FULL : S_MID) || b->count <= 0)
 			__atomic_fetch_add(&b->errors, 1, __ATOMIC_RELAXED);
 		item = b->slot[b->head];
 		b->head = (b->head + 1) % b->size;
@@ -651,13 +658,14 @@ TEST_F_TIMEOUT(stress, bounded_buffers, 600)
 	void **args;
 	struct bbuf b;
 
-	REQUIRE_AST();
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
 	th = calloc(2 * pairs, sizeof(*th));
 	args = calloc(4 * pairs, sizeof(*args));
 	ASSERT_TRUE(th && args);
-	for (k = 0; k < (int)(sizeof(sizes) / sizeof(sizes[0])); k++) {
+	for (k = 0; k < (int)ARRAY_SIZE(sizes); k++) {
 		memset(&b, 0, sizeof(b));
 		b.size = sizes[k];
 		b.items_per_producer = env_int("AST_STRESS_ITEMS", 40);
@@ -726,7 +734,8 @@ TEST_F_TIMEOUT(stress, fuzz, 600)
 	uint32_t *addr;
 	bool readable;
 
-	REQUIRE_AST();
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
 	rw = mmap(NULL, 3 * pg, PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, rw);
