@@ -70,8 +70,8 @@ struct bbuf {
 	pthread_cond_t all, notfull, notempty;
 	/* futex-bitset: the word and the number of sleepers */
 	char pad[64];
-	uint32_t l0;
-	uint32_t l0_waiters;
+	__u32 l0;
+	__u32 l0_waiters;
 	int errors;
 	struct counter *puts, *gets;
 };
@@ -106,14 +106,14 @@ static int parse_list(const char *s, int *out, int max, int lo, int hi)
 
 /* ------------------------------------------------- futex-bitset (level 0) */
 
-static long futex(uint32_t *uaddr, int op, uint32_t val, uint32_t bitset)
+static long futex(__u32 *uaddr, int op, __u32 val, __u32 bitset)
 {
 	return syscall(SYS_futex, uaddr, op, val, NULL, NULL, bitset);
 }
 
-static int l0_enter(struct bbuf *b, uint32_t mask)
+static int l0_enter(struct bbuf *b, __u32 mask)
 {
-	uint32_t tid = ast_gettid(), v;
+	__u32 tid = ast_gettid(), v;
 
 	for (;;) {
 		v = __atomic_load_n(&b->l0, __ATOMIC_ACQUIRE);
@@ -167,7 +167,7 @@ static unsigned int new_state(struct bbuf *b)
 	return b->count == b->size ? S_FULL : S_MID;
 }
 
-static bool ast_like_enter(struct bbuf *b, uint64_t mask)
+static bool ast_like_enter(struct bbuf *b, __u64 mask)
 {
 	int s;
 
@@ -503,7 +503,7 @@ static int parse_impls(const char *s)
 int main(int argc, char **argv)
 {
 	const char *opt_t = NULL, *opt_b = NULL, *opt_c = NULL;
-	uint32_t probe = AST_MUTEX_WORD(0);
+	__u32 probe = AST_MUTEX_WORD(0);
 	int opt, ci, ti, si, k, done, quick = 0;
 	cpu_set_t set;
 

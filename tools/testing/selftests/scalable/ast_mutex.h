@@ -60,8 +60,8 @@
  * @list: link on the owner's robust list (AST_MUTEX_ROBUST)
  */
 struct ast_mutex {
-	uint32_t word;
-	uint32_t flags;
+	__u32 word;
+	__u32 flags;
 	struct robust_list list;
 };
 
@@ -90,7 +90,7 @@ static inline pid_t ast_gettid(void)
 }
 
 /* Raw system calls; return 0/value or -errno. */
-static inline long ast_sys_lock(uint32_t *uaddr, uint64_t mask,
+static inline long ast_sys_lock(__u32 *uaddr, __u64 mask,
 				unsigned int flags,
 				const struct timespec *abstime, clockid_t clk)
 {
@@ -100,7 +100,7 @@ static inline long ast_sys_lock(uint32_t *uaddr, uint64_t mask,
 	return ret < 0 ? -errno : ret;
 }
 
-static inline long ast_sys_unlock(uint32_t *uaddr, unsigned int state,
+static inline long ast_sys_unlock(__u32 *uaddr, unsigned int state,
 				  unsigned int flags)
 {
 	long ret = syscall(__NR_ast_mutex_unlock, uaddr, state, flags);
@@ -138,7 +138,7 @@ static inline int ast_mutex_init(struct ast_mutex *m, unsigned int state,
  */
 static inline int ast_mutex_destroy(struct ast_mutex *m)
 {
-	uint32_t v = __atomic_load_n(&m->word, __ATOMIC_ACQUIRE);
+	__u32 v = __atomic_load_n(&m->word, __ATOMIC_ACQUIRE);
 
 	if (!(v & AST_MUTEX_FREE) || (v & AST_MUTEX_WAITERS))
 		return -EBUSY;
@@ -183,11 +183,11 @@ static inline void ast_robust_pending(struct ast_mutex *m)
  * owner died, the state is lost: unlock into a valid state); -ETIMEDOUT,
  * -EDEADLK, -EINVAL, -EFAULT (not locked).
  */
-static inline int ast_mutex_timedlock(struct ast_mutex *m, uint64_t mask,
+static inline int ast_mutex_timedlock(struct ast_mutex *m, __u64 mask,
 				      const struct timespec *abstime,
 				      clockid_t clk)
 {
-	uint32_t v = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
+	__u32 v = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
 	int robust = m->flags & AST_MUTEX_ROBUST;
 	long ret;
 
@@ -202,7 +202,7 @@ static inline int ast_mutex_timedlock(struct ast_mutex *m, uint64_t mask,
 	    !(v & AST_MUTEX_TID_MASK & ~(AST_MUTEX_FREE | AST_MUTEX_STATE_MASK)) &&
 	    (mask & AST_MUTEX_STATE_BIT(v & AST_MUTEX_STATE_MASK)) &&
 	    __atomic_compare_exchange_n(&m->word, &v,
-					(uint32_t)ast_gettid() |
+					(__u32)ast_gettid() |
 					(v & AST_MUTEX_WAITERS), 0,
 					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		ret = v & AST_MUTEX_STATE_MASK;
@@ -227,7 +227,7 @@ static inline int ast_mutex_timedlock(struct ast_mutex *m, uint64_t mask,
  *
  * Return: as ast_mutex_timedlock(), never -ETIMEDOUT.
  */
-static inline int ast_mutex_lock(struct ast_mutex *m, uint64_t mask)
+static inline int ast_mutex_lock(struct ast_mutex *m, __u64 mask)
 {
 	return ast_mutex_timedlock(m, mask, NULL, CLOCK_MONOTONIC);
 }
@@ -241,16 +241,16 @@ static inline int ast_mutex_lock(struct ast_mutex *m, uint64_t mask)
  *
  * Return: the state entered in, or -EBUSY.
  */
-static inline int ast_mutex_trylock(struct ast_mutex *m, uint64_t mask)
+static inline int ast_mutex_trylock(struct ast_mutex *m, __u64 mask)
 {
-	uint32_t v = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
+	__u32 v = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
 
 	if (m->flags & AST_MUTEX_ROBUST)
 		return -EINVAL;	/* keep the robust list simple */
 	if ((v & AST_MUTEX_FREE) &&
 	    (mask & AST_MUTEX_STATE_BIT(v & AST_MUTEX_STATE_MASK)) &&
 	    __atomic_compare_exchange_n(&m->word, &v,
-					(uint32_t)ast_gettid() |
+					(__u32)ast_gettid() |
 					(v & AST_MUTEX_WAITERS), 0,
 					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return v & AST_MUTEX_STATE_MASK;
@@ -283,7 +283,7 @@ static inline void ast_robust_unlink(struct ast_mutex *m)
  */
 static inline int ast_mutex_unlock(struct ast_mutex *m, unsigned int state)
 {
-	uint32_t v = (uint32_t)ast_gettid();
+	__u32 v = (__u32)ast_gettid();
 	int robust = m->flags & AST_MUTEX_ROBUST;
 	long ret;
 

@@ -35,7 +35,7 @@
 #define ALL_STATES	(~0ULL)
 #define BIT(s)		AST_MUTEX_STATE_BIT(s)
 
-static uint32_t load(uint32_t *w)
+static __u32 load(__u32 *w)
 {
 	return __atomic_load_n(w, __ATOMIC_SEQ_CST);
 }
@@ -43,7 +43,7 @@ static uint32_t load(uint32_t *w)
 /* The kernel has the syscalls if unlocking a free word is refused. */
 static bool ast_supported(void)
 {
-	uint32_t w = AST_MUTEX_WORD(0);
+	__u32 w = AST_MUTEX_WORD(0);
 
 	return syscall(__NR_ast_mutex_unlock, &w, 0, AST_MUTEX_PRIVATE) < 0 &&
 	       errno == EPERM;
@@ -110,7 +110,7 @@ static int wait_in_syscall(pid_t tid, long nr)
 
 TEST(einval)
 {
-	uint32_t w[2] = { AST_MUTEX_WORD(0), AST_MUTEX_WORD(0) };
+	__u32 w[2] = { AST_MUTEX_WORD(0), AST_MUTEX_WORD(0) };
 	struct timespec ts = { 0, 0 };
 
 	if (!ast_supported())
@@ -118,9 +118,9 @@ TEST(einval)
 	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[0], 0, 0, NULL, 0));
 	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[0], 1, 2, NULL, 0));
 	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[0], 1, 0x80000000, NULL, 0));
-	EXPECT_EQ(-EINVAL, ast_sys_lock((uint32_t *)((char *)w + 1), 1, 0,
+	EXPECT_EQ(-EINVAL, ast_sys_lock((__u32 *)((char *)w + 1), 1, 0,
 					NULL, 0));
-	EXPECT_EQ(-EINVAL, ast_sys_lock((uint32_t *)((char *)w + 2), 1,
+	EXPECT_EQ(-EINVAL, ast_sys_lock((__u32 *)((char *)w + 2), 1,
 					AST_MUTEX_PRIVATE, NULL, 0));
 	/* Bad clock, bad timespec. */
 	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[0], 1, 0, &ts, CLOCK_BOOTTIME));
@@ -140,7 +140,7 @@ TEST(einval)
 	EXPECT_EQ(-EINVAL, ast_sys_unlock(&w[0], 64, 0));
 	EXPECT_EQ(-EINVAL, ast_sys_unlock(&w[0], ~0U, 0));
 	EXPECT_EQ(-EINVAL, ast_sys_unlock(&w[0], 0, 8));
-	EXPECT_EQ(-EINVAL, ast_sys_unlock((uint32_t *)((char *)w + 3), 0, 0));
+	EXPECT_EQ(-EINVAL, ast_sys_unlock((__u32 *)((char *)w + 3), 0, 0));
 	EXPECT_EQ(AST_MUTEX_WORD(0), w[0]);
 }
 
@@ -148,7 +148,7 @@ TEST(efault)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	struct timespec ts;
-	uint32_t w = AST_MUTEX_WORD(1);
+	__u32 w = AST_MUTEX_WORD(1);
 	char *map, *ro;
 
 	if (!ast_supported())
@@ -157,24 +157,24 @@ TEST(efault)
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, map);
 	ro = map + pg;
-	*(uint32_t *)ro = AST_MUTEX_WORD(1);
+	*(__u32 *)ro = AST_MUTEX_WORD(1);
 	ASSERT_EQ(0, munmap(map, pg));
 	ASSERT_EQ(0, mprotect(ro, pg, PROT_READ));
 
 	EXPECT_EQ(-EFAULT, ast_sys_lock(NULL, 1, 0, NULL, 0));
-	EXPECT_EQ(-EFAULT, ast_sys_lock((uint32_t *)map, 1, 0, NULL, 0));
-	EXPECT_EQ(-EFAULT, ast_sys_lock((uint32_t *)map, 1,
+	EXPECT_EQ(-EFAULT, ast_sys_lock((__u32 *)map, 1, 0, NULL, 0));
+	EXPECT_EQ(-EFAULT, ast_sys_lock((__u32 *)map, 1,
 					AST_MUTEX_PRIVATE, NULL, 0));
-	EXPECT_EQ(-EFAULT, ast_sys_unlock((uint32_t *)map, 0, 0));
-	EXPECT_EQ(-EFAULT, ast_sys_unlock((uint32_t *)map, 0,
+	EXPECT_EQ(-EFAULT, ast_sys_unlock((__u32 *)map, 0, 0));
+	EXPECT_EQ(-EFAULT, ast_sys_unlock((__u32 *)map, 0,
 					  AST_MUTEX_PRIVATE));
 	/* Read-only word: entering would write it. */
-	EXPECT_EQ(-EFAULT, ast_sys_lock((uint32_t *)ro, 2, 0, NULL, 0));
-	EXPECT_EQ(-EFAULT, ast_sys_lock((uint32_t *)ro, 2, AST_MUTEX_PRIVATE,
+	EXPECT_EQ(-EFAULT, ast_sys_lock((__u32 *)ro, 2, 0, NULL, 0));
+	EXPECT_EQ(-EFAULT, ast_sys_lock((__u32 *)ro, 2, AST_MUTEX_PRIVATE,
 					NULL, 0));
-	EXPECT_EQ(AST_MUTEX_WORD(1), *(uint32_t *)ro);
+	EXPECT_EQ(AST_MUTEX_WORD(1), *(__u32 *)ro);
 	/* Kernel address. */
-	EXPECT_EQ(-EFAULT, ast_sys_lock((uint32_t *)-4096L, 1,
+	EXPECT_EQ(-EFAULT, ast_sys_lock((__u32 *)-4096L, 1,
 					AST_MUTEX_PRIVATE, NULL, 0));
 	/* Bad timeout pointer. */
 	EXPECT_EQ(-EFAULT, ast_sys_lock(&w, 2, 0, (struct timespec *)map,
@@ -187,8 +187,8 @@ TEST(efault)
 
 TEST(eperm_edeadlk)
 {
-	uint32_t w = AST_MUTEX_WORD(3);
-	uint32_t tid = syscall(SYS_gettid);
+	__u32 w = AST_MUTEX_WORD(3);
+	__u32 tid = syscall(SYS_gettid);
 
 	if (!ast_supported())
 		SKIP(return, "ast_mutex syscalls not supported");
@@ -247,11 +247,11 @@ TEST(guarded_entry_64_states)
 
 struct waiter {
 	struct ast_mutex *m;
-	uint64_t mask;
+	__u64 mask;
 	unsigned int exit_state;
 	pid_t tid;
 	int got;
-	uint32_t word_at_entry;
+	__u32 word_at_entry;
 	int *order, *nr_order;
 	int id;
 	bool started;
@@ -290,7 +290,7 @@ TEST(handoff_to_matching_waiter)
 	};
 	int order[3], nr = 0, i, r;
 	pthread_t th[3];
-	uint32_t v;
+	__u32 v;
 
 	if (!ast_supported())
 		SKIP(return, "ast_mutex syscalls not supported");
@@ -303,7 +303,7 @@ TEST(handoff_to_matching_waiter)
 		start_waiter(_metadata, &th[i], &w[i]);
 	}
 	v = load(&m.word);
-	EXPECT_EQ((uint32_t)ast_gettid() | AST_MUTEX_WAITERS, v);
+	EXPECT_EQ((__u32)ast_gettid() | AST_MUTEX_WAITERS, v);
 
 	/* State 0 and 3 suit nobody: freed, every waiter stays asleep. */
 	EXPECT_EQ(0, ast_mutex_unlock(&m, 3));
@@ -324,7 +324,7 @@ TEST(handoff_to_matching_waiter)
 	r = ast_sys_unlock(&m.word, 2, AST_MUTEX_PRIVATE);
 	EXPECT_EQ(1, r);
 	v = load(&m.word);
-	EXPECT_TRUE(v == ((uint32_t)w[1].tid | AST_MUTEX_WAITERS) ||
+	EXPECT_TRUE(v == ((__u32)w[1].tid | AST_MUTEX_WAITERS) ||
 		    nr > 0);
 	for (i = 0; i < 3; i++)
 		pthread_join(th[i], NULL);
@@ -335,10 +335,10 @@ TEST(handoff_to_matching_waiter)
 	EXPECT_EQ(2, w[1].got);
 	EXPECT_EQ(1, w[0].got);
 	EXPECT_EQ(1, w[2].got);
-	EXPECT_EQ((uint32_t)w[1].tid | AST_MUTEX_WAITERS, w[1].word_at_entry);
-	EXPECT_EQ((uint32_t)w[0].tid | AST_MUTEX_WAITERS, w[0].word_at_entry);
+	EXPECT_EQ((__u32)w[1].tid | AST_MUTEX_WAITERS, w[1].word_at_entry);
+	EXPECT_EQ((__u32)w[0].tid | AST_MUTEX_WAITERS, w[0].word_at_entry);
 	/* The last one is alone: no waiters bit. */
-	EXPECT_EQ((uint32_t)w[2].tid, w[2].word_at_entry);
+	EXPECT_EQ((__u32)w[2].tid, w[2].word_at_entry);
 	EXPECT_EQ(AST_MUTEX_WORD(9), load(&m.word));
 }
 
@@ -389,7 +389,7 @@ static void check_timeout(struct __test_metadata *_metadata, clockid_t clk,
 	struct timespec t0, ts;
 	struct ast_mutex m;
 	pthread_t th;
-	uint32_t v;
+	__u32 v;
 
 	/* Free but in the wrong state. */
 	ASSERT_EQ(0, ast_mutex_init(&m, 4, flags));
@@ -505,7 +505,7 @@ TEST(process_shared)
 		if (s != 1)
 			_exit(10);
 		if ((load(&m->word) & AST_MUTEX_TID_MASK) !=
-		    (uint32_t)syscall(SYS_gettid))
+		    (__u32)syscall(SYS_gettid))
 			_exit(11);
 		_exit(ast_mutex_unlock(m, 2) ? 12 : 0);
 	}
@@ -550,7 +550,7 @@ TEST(robust_owner_death)
 	ASSERT_EQ(0, WEXITSTATUS(st));
 	EXPECT_EQ(AST_MUTEX_OWNER_DIED, load(&m->word));
 	EXPECT_EQ(-EOWNERDEAD, ast_mutex_lock(m, BIT(7)));
-	EXPECT_EQ((uint32_t)ast_gettid(), load(&m->word));
+	EXPECT_EQ((__u32)ast_gettid(), load(&m->word));
 	EXPECT_EQ(0, ast_mutex_unlock(m, 3));
 	EXPECT_EQ(3, ast_mutex_lock(m, BIT(3)));
 	EXPECT_EQ(0, ast_mutex_unlock(m, 3));
@@ -573,7 +573,7 @@ TEST(robust_owner_death)
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
 	pthread_join(th, NULL);
 	EXPECT_EQ(-EOWNERDEAD, w.got);
-	EXPECT_EQ((uint32_t)w.tid, w.word_at_entry);
+	EXPECT_EQ((__u32)w.tid, w.word_at_entry);
 	EXPECT_EQ(AST_MUTEX_WORD(9), load(&m->word));
 	EXPECT_EQ(9, ast_mutex_lock(m, BIT(9)));
 	EXPECT_EQ(0, ast_mutex_unlock(m, 1));
@@ -701,9 +701,9 @@ TEST_F_TIMEOUT(stress, bounded_buffers, 600)
 
 /* ----------------------------------------------------------------- fuzz */
 
-static uint64_t rnd_state = 0x9e3779b97f4a7c15ULL;
+static __u64 rnd_state = 0x9e3779b97f4a7c15ULL;
 
-static uint64_t rnd(void)
+static __u64 rnd(void)
 {
 	rnd_state ^= rnd_state << 13;
 	rnd_state ^= rnd_state >> 7;
@@ -728,10 +728,10 @@ TEST_F_TIMEOUT(stress, fuzz, 600)
 	static const long unlock_err[] = { -EINVAL, -EFAULT, -EPERM, 0, 1 };
 	long pg = sysconf(_SC_PAGESIZE), r;
 	int iters = env_int("AST_FUZZ_ITERS", 20000), i, bad = 0;
-	uint32_t tid = syscall(SYS_gettid), before, after;
+	__u32 tid = syscall(SYS_gettid), before, after;
 	char *rw, *ro, *gone;
 	struct timespec past = { 0, 1 }, *tp;
-	uint32_t *addr;
+	__u32 *addr;
 	bool readable;
 
 	if (!ast_supported())
@@ -743,9 +743,9 @@ TEST_F_TIMEOUT(stress, fuzz, 600)
 	gone = rw + 2 * pg;
 	ASSERT_EQ(0, munmap(gone, pg));
 	for (i = 0; i < iters; i++) {
-		uint64_t x = rnd();
+		__u64 x = rnd();
 		unsigned int flags = (x & 1) ? AST_MUTEX_PRIVATE : 0;
-		uint32_t val;
+		__u32 val;
 		int kind = (x >> 1) % 8;
 
 		if (x & (1ULL << 60))
@@ -759,7 +759,7 @@ TEST_F_TIMEOUT(stress, fuzz, 600)
 			val = (x & 0x200000) ? tid : tid + 1 + (rnd() % 5);
 			break;
 		case 2:
-			val = (uint32_t)rnd();
+			val = (__u32)rnd();
 			break;
 		default:
 			val = AST_MUTEX_OWNER_DIED;
@@ -768,16 +768,16 @@ TEST_F_TIMEOUT(stress, fuzz, 600)
 		readable = true;
 		switch ((x >> 12) % 6) {
 		case 0:
-			addr = (uint32_t *)(rw + (rnd() % (pg / 4)) * 4);
+			addr = (__u32 *)(rw + (rnd() % (pg / 4)) * 4);
 			break;
 		case 1:
-			addr = (uint32_t *)(rw + 1 + (rnd() % (pg - 8)));
+			addr = (__u32 *)(rw + 1 + (rnd() % (pg - 8)));
 			break;
 		case 2:
-			addr = (uint32_t *)ro;
+			addr = (__u32 *)ro;
 			break;
 		case 3:
-			addr = (uint32_t *)gone;
+			addr = (__u32 *)gone;
 			readable = false;
 			break;
 		case 4:
@@ -785,12 +785,12 @@ TEST_F_TIMEOUT(stress, fuzz, 600)
 			readable = false;
 			break;
 		default:
-			addr = (uint32_t *)(uintptr_t)(0xffff800000000000ULL |
+			addr = (__u32 *)(uintptr_t)(0xffff800000000000ULL |
 						      (rnd() & ~3ULL));
 			readable = false;
 			break;
 		}
-		if (addr == (uint32_t *)ro) {
+		if (addr == (__u32 *)ro) {
 			mprotect(ro, pg, PROT_READ | PROT_WRITE);
 			*addr = val;
 			mprotect(ro, pg, PROT_READ);
@@ -815,7 +815,7 @@ TEST_F_TIMEOUT(stress, fuzz, 600)
 				bad++;
 		} else {
 			r = ast_sys_unlock(addr, (x & (1ULL << 54)) ?
-					   rnd() % 70 : (uint32_t)rnd(), flags);
+					   rnd() % 70 : (__u32)rnd(), flags);
 			after = readable ? *addr : 0;
 			if (!allowed(r, unlock_err, 5))
 				bad++;
