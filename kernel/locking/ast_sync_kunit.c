@@ -81,7 +81,7 @@ struct ast_test_queue {
 
 static void ast_test_key(union futex_key *key, unsigned long addr)
 {
-	*key = (union futex_key)FUTEX_KEY_INIT;
+	*key = FUTEX_KEY_INIT;
 	key->both.ptr = addr;
 	key->both.word = 0x1234;
 	key->both.offset = 0;
