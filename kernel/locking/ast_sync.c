@@ -171,8 +171,8 @@ static int ast_fault(u32 __user *uaddr, int err)
 }
 
 /*
- * A waiter leaves without the lock (timeout, signal): if no AST waiter is
- * left on the word, clear the AST_MUTEX_WAITERS bit it may have set, so
+ * A waiter that set AST_MUTEX_WAITERS leaves without the lock (timeout,
+ * signal): if no AST waiter is left on the word, clear the bit again, so
  * that an error leaves the word as the waiter found it.  Best effort: a
  * stale bit only sends one unlock through the kernel.
  */
@@ -203,8 +203,8 @@ static int ast_lock(u32 __user *uaddr, u64 mask, unsigned int flags,
 	unsigned int fflags = ast_futex_flags(flags);
 	pid_t tid = task_pid_vnr(current);
 	struct futex_hash_bucket *hb;
+	bool others, died, set_waiters = false;
 	struct ast_waiter w;
-	bool others, died;
 	u32 uval, cur;
 	int ret;
 
@@ -258,6 +258,7 @@ retry:
 			futex_q_unlock(hb);
 			goto retry;
 		}
+		set_waiters = true;
 	}
 	futex_wait_queue(hb, &w.q, to);
 
@@ -282,7 +283,8 @@ retry:
 		ret = -ERESTARTNOINTR;
 	else
 		goto retry;	/* spurious wake-up */
-	ast_drop_waiters_bit(uaddr, &w.q.key);
+	if (set_waiters)
+		ast_drop_waiters_bit(uaddr, &w.q.key);
 	return ret;
 
 fault:
