@@ -53,6 +53,17 @@
 /* User-level attribute flags of ast_mutex_init(), beside the uapi ones. */
 #define AST_MUTEX_ROBUST	0x00010000U
 
+/*
+ * Polls of a word that is locked with nobody queued before the lock
+ * sleeps in the kernel: a short critical section ends within them, and
+ * taking the mutex in user space then keeps the waiters bit clear, so
+ * that the unlock stays in user space too.  Once a waiter is queued the
+ * next unlock hands the mutex to it, and the lock sleeps at once.
+ */
+#ifndef AST_MUTEX_SPIN
+#define AST_MUTEX_SPIN		100
+#endif
+
 /**
  * struct ast_mutex - an AST-sync mutex
  * @word: the 32-bit word the kernel knows (see linux/ast_mutex.h)
@@ -166,6 +177,57 @@ static inline int ast_robust_setup(void)
 	return 0;
 }
 
+static inline void ast_cpu_relax(void)
+{
+#if defined(__x86_64__)
+	__builtin_ia32_pause();
+#else
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+static inline int ast_word_enterable(__u32 v, __u64 mask)
+{
+	return (v & AST_MUTEX_FREE) &&
+	       !(v & AST_MUTEX_TID_MASK & ~(AST_MUTEX_FREE | AST_MUTEX_STATE_MASK)) &&
+	       (mask & AST_MUTEX_STATE_BIT(v & AST_MUTEX_STATE_MASK));
+}
+
+/* One CAS from an enterable word to the caller's TID (keeps WAITERS). */
+static inline int ast_try_enter(struct ast_mutex *m, __u32 v)
+{
+	return __atomic_compare_exchange_n(&m->word, &v,
+					   (__u32)ast_gettid() |
+					   (v & AST_MUTEX_WAITERS), 0,
+					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+/*
+ * User-space part of a lock: the state entered in, or -1.  Spins while
+ * the word is locked, nobody is queued and the owner may be about to
+ * unlock.
+ */
+static inline int ast_lock_fast(struct ast_mutex *m, __u64 mask)
+{
+	__u32 v;
+	int i;
+
+	for (i = 0; i <= AST_MUTEX_SPIN; i++) {
+		v = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
+		if (ast_word_enterable(v, mask)) {
+			if (ast_try_enter(m, v))
+				return v & AST_MUTEX_STATE_MASK;
+			continue;
+		}
+		/* Free in another state, queued waiters, or our own. */
+		if ((v & (AST_MUTEX_FREE | AST_MUTEX_WAITERS)) ||
+		    (v & AST_MUTEX_TID_MASK) == (__u32)ast_gettid())
+			return -1;
+		ast_cpu_relax();
+	}
+	return -1;
+}
+
 static inline void ast_robust_pending(struct ast_mutex *m)
 {
 	__atomic_store_n(&ast_robust_head.list_op_pending,
@@ -187,7 +249,6 @@ static inline int ast_mutex_timedlock(struct ast_mutex *m, __u64 mask,
 				      const struct timespec *abstime,
 				      clockid_t clk)
 {
-	__u32 v = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
 	int robust = m->flags & AST_MUTEX_ROBUST;
 	long ret;
 
@@ -197,16 +258,9 @@ static inline int ast_mutex_timedlock(struct ast_mutex *m, __u64 mask,
 			return ret;
 		ast_robust_pending(m);
 	}
-	/* Fast path: free in a state of the set, one CAS (keeps WAITERS). */
-	if ((v & AST_MUTEX_FREE) &&
-	    !(v & AST_MUTEX_TID_MASK & ~(AST_MUTEX_FREE | AST_MUTEX_STATE_MASK)) &&
-	    (mask & AST_MUTEX_STATE_BIT(v & AST_MUTEX_STATE_MASK)) &&
-	    __atomic_compare_exchange_n(&m->word, &v,
-					(__u32)ast_gettid() |
-					(v & AST_MUTEX_WAITERS), 0,
-					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		ret = v & AST_MUTEX_STATE_MASK;
-	else
+	/* Fast path: free in a state of the set, one CAS. */
+	ret = mask ? ast_lock_fast(m, mask) : -1;
+	if (ret < 0)
 		ret = ast_sys_lock(&m->word, mask, ast_mutex_kflags(m),
 				   abstime, clk);
 	if (robust) {
@@ -247,12 +301,7 @@ static inline int ast_mutex_trylock(struct ast_mutex *m, __u64 mask)
 
 	if (m->flags & AST_MUTEX_ROBUST)
 		return -EINVAL;	/* keep the robust list simple */
-	if ((v & AST_MUTEX_FREE) &&
-	    (mask & AST_MUTEX_STATE_BIT(v & AST_MUTEX_STATE_MASK)) &&
-	    __atomic_compare_exchange_n(&m->word, &v,
-					(__u32)ast_gettid() |
-					(v & AST_MUTEX_WAITERS), 0,
-					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+	if (ast_word_enterable(v, mask) && ast_try_enter(m, v))
 		return v & AST_MUTEX_STATE_MASK;
 	return -EBUSY;
 }
