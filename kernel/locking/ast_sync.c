@@ -46,7 +46,8 @@
  * @q: the futex_q embedded in a struct ast_waiter
  *
  * Installed as futex_q->wake of every AST waiter, which also tags the
- * futex_q as one (see ast_is_waiter()).  The unlocker hands the lock over
+ * futex_q as one (see ast_is_waiter()); the wake-up half of the paper's
+ * UMTX_OP_WAKE2 (Ohki & Kuno, section 3.2).  The unlocker hands the lock over
  * before it calls this; any other futex wake-up (a robust-futex death
  * wake, or a stray FUTEX_WAKE on the word) reaches the waiter with no
  * hand-off and it retries.
@@ -61,6 +62,9 @@ void ast_wake(struct wake_q_head *wake_q, struct futex_q *q)
 /**
  * ast_is_waiter() - is this futex_q an AST waiter?
  * @q: a futex_q on a hash bucket
+ *
+ * AST waiters share the futex hash chains with plain futex waiters, as
+ * the paper's waiters shared the umtx chains (Ohki & Kuno, section 3.2).
  *
  * Context: hb->lock of @q held.
  * Return: true if @q is embedded in a struct ast_waiter.
@@ -124,6 +128,9 @@ static int ast_check_common(unsigned long uaddr, unsigned int flags)
  * @mask: the entry set
  * @flags: AST_MUTEX_* flags
  *
+ * The paper leaves the errors of ast_mutex_enter() open (Ohki & Kuno,
+ * section 2.3); an empty entry set could never be entered.
+ *
  * Context: any.
  * Return: 0, or -EINVAL for unknown flags, an empty entry set or a word
  * that is not 32-bit aligned.
@@ -140,6 +147,9 @@ int ast_check_lock_args(unsigned long uaddr, u64 mask, unsigned int flags)
  * @uaddr: user address of the word
  * @state: the new abstract state
  * @flags: AST_MUTEX_* flags
+ *
+ * States are indices into the 64-bit entry sets, the paper's "one bit per
+ * state" representation (Ohki & Kuno, section 2.1).
  *
  * Context: any.
  * Return: 0, or -EINVAL for unknown flags, a state outside
