@@ -526,7 +526,7 @@ def kvm_works():
 
 
 def qemu_cmd(obj, smp, accel, append, console, tap, mem):
-	cmd = [os.environ.get('QEMU', 'qemu-system-x86_64'), '-M', 'pc', '-m', mem,
+	cmd = [(os.environ.get('QEMU') or 'qemu-system-x86_64'), '-M', 'pc', '-m', mem,
 	       '-smp', str(smp), '-nodefaults', '-display', 'none', '-no-reboot',
 	       '-kernel', os.path.join(obj, 'arch', 'x86', 'boot', 'bzImage'),
 	       '-initrd', os.path.join(obj, 'initramfs.cpio.gz'),
@@ -847,7 +847,7 @@ def boot_timeout(flavour, mode):
 	# The benchmarks sweep 1..smp workers, so their run time grows with smp.
 	smp = default_smp()
 	base = {'test': 900, 'quick': 600 + 120 * smp, 'full': 1800 + 600 * smp}[mode]
-	return int(os.environ.get('BOOT_TIMEOUT', 0)) or base * (3 if flavour == 'debug' else 1)
+	return int(os.environ.get('BOOT_TIMEOUT') or 0) or base * (3 if flavour == 'debug' else 1)
 
 
 def cmd_prepare(args):
@@ -935,7 +935,7 @@ def cmd_boot(args):
 	logdir = os.path.join(OUT, 'logs')
 	if args.inject != 'none':
 		b = boot(os.path.join(BUILD, args.flavour), args.flavour, smp, args.mode, logdir,
-			 int(os.environ.get('BOOT_TIMEOUT', 60)), inject=args.inject)
+			 int(os.environ.get('BOOT_TIMEOUT') or 60), inject=args.inject)
 		ok, problems, _ = analyze(os.path.join(BUILD, 'src', 'linux'), b, logdir,
 					  expect_done=False)
 		for p in problems:
