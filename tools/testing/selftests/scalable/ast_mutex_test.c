@@ -254,6 +254,7 @@ struct waiter {
 	__u32 word_at_entry;
 	int *order, *nr_order;
 	int id;
+	int rt_prio;
 	bool started;
 };
 
@@ -262,6 +263,12 @@ static void *waiter_fn(void *arg)
 	struct waiter *w = arg;
 
 	w->tid = syscall(SYS_gettid);
+	if (w->rt_prio) {
+		struct sched_param sp = { .sched_priority = w->rt_prio };
+
+		if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp))
+			w->rt_prio = -1;
+	}
 	__atomic_store_n(&w->started, true, __ATOMIC_SEQ_CST);
 	w->got = ast_mutex_lock(w->m, w->mask);
 	w->word_at_entry = load(&w->m->word);
@@ -371,6 +378,43 @@ TEST(handoff_fifo)
 	for (i = 0; i < N; i++)
 		EXPECT_EQ(i, order[i]);
 	EXPECT_EQ(AST_MUTEX_WORD(1 + ((N - 1) & 1)), load(&m.word));
+}
+
+/* A real-time waiter is queued ahead of earlier SCHED_OTHER waiters. */
+TEST(handoff_priority)
+{
+	struct waiter w[3] = {
+		{ .mask = BIT(1), .exit_state = 1, .id = 0 },
+		{ .mask = BIT(1), .exit_state = 1, .id = 1 },
+		{ .mask = BIT(1), .exit_state = 1, .id = 2, .rt_prio = 10 },
+	};
+	int order[3], nr = 0, i;
+	struct ast_mutex m;
+	pthread_t th[3];
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	ASSERT_EQ(0, ast_mutex_init(&m, 0, AST_MUTEX_PRIVATE));
+	ASSERT_EQ(0, ast_mutex_lock(&m, BIT(0)));
+	for (i = 0; i < 3; i++) {
+		w[i].m = &m;
+		w[i].order = order;
+		w[i].nr_order = &nr;
+		start_waiter(_metadata, &th[i], &w[i]);
+	}
+	if (w[2].rt_prio < 0) {
+		EXPECT_EQ(0, ast_mutex_unlock(&m, 1));
+		for (i = 0; i < 3; i++)
+			pthread_join(th[i], NULL);
+		SKIP(return, "SCHED_FIFO not permitted");
+	}
+	EXPECT_EQ(0, ast_mutex_unlock(&m, 1));
+	for (i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	ASSERT_EQ(3, nr);
+	EXPECT_EQ(2, order[0]);
+	EXPECT_EQ(0, order[1]);
+	EXPECT_EQ(1, order[2]);
 }
 
 /* ------------------------------------------------------------- timeouts */
