@@ -473,7 +473,7 @@ static void print_usage(FILE *f)
 		"usage: ast_bench [-w ms] [-m ms] [-r runs] [-q] [-c cpus] [-t threads] [-b sizes] [-i impls]\n"
 		"  -w/-m/-r  warm-up, measurement (ms) and runs (default 1000, 5000, 3)\n"
 		"  -q        quick: -w 100 -m 400 -r 2\n"
-		"  -c LIST   CPU counts (default 1..N)\n"
+		"  -c LIST   CPU counts (default 1, 2, 4, ... and N)\n"
 		"  -t LIST   thread counts, half producers (default 10,100,1000; quick 10,100;\n"
 		"            with -m 250 or less 10,100)\n"
 		"  -b LIST   buffer sizes (default 1,10,100; with -m 250 or less 1,16)\n"
@@ -567,8 +567,10 @@ int main(int argc, char **argv)
 	if (opt_c) {
 		nr_cpus = parse_list(opt_c, cpus, MAX_LIST, 1, 1024);
 	} else {
-		for (k = 1; k <= nproc && k <= MAX_LIST; k++)
+		/* 1, 2, 4, ... and all of them: the sweep stays short. */
+		for (k = 1; k < nproc && nr_cpus < MAX_LIST - 1; k *= 2)
 			cpus[nr_cpus++] = k;
+		cpus[nr_cpus++] = nproc;
 	}
 	if (nr_threads <= 0 || nr_sizes <= 0 || nr_cpus <= 0) {
 		print_usage(stderr);
