@@ -243,6 +243,30 @@ TEST(guarded_entry_64_states)
 	EXPECT_EQ(0, ast_mutex_destroy(&m));
 }
 
+/* Uncontended entry and exit never enter the kernel. */
+TEST(fast_path_stays_in_user_space)
+{
+	struct ast_mutex m;
+	unsigned long calls;
+	int i;
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	ASSERT_EQ(0, ast_mutex_init(&m, 0, AST_MUTEX_PRIVATE));
+	calls = ast_kernel_calls;
+	for (i = 0; i < 1000; i++) {
+		EXPECT_EQ(i % 64, ast_mutex_lock(&m, BIT(i % 64)));
+		EXPECT_EQ(0, ast_mutex_unlock(&m, (i + 1) % 64));
+	}
+	EXPECT_EQ(calls, ast_kernel_calls);
+	/* A lock that must wait or fail does enter it. */
+	EXPECT_EQ(40, ast_mutex_lock(&m, BIT(40)));
+	EXPECT_EQ(-EDEADLK, ast_mutex_lock(&m, BIT(40)));
+	EXPECT_EQ(calls + 1, ast_kernel_calls);
+	EXPECT_EQ(0, ast_mutex_unlock(&m, 0));
+	EXPECT_EQ(calls + 1, ast_kernel_calls);
+}
+
 /* ------------------------------------------------------------ hand-off */
 
 struct waiter {
