@@ -113,9 +113,10 @@ struct ast_waiter *ast_select_waiter(struct plist_head *chain,
 	return found;
 }
 
-static int ast_check_common(unsigned long uaddr, unsigned int flags)
+static int ast_check_common(unsigned long uaddr, unsigned int flags,
+			    unsigned int valid)
 {
-	if (flags & ~AST_MUTEX_FLAGS_MASK)
+	if (flags & ~valid)
 		return -EINVAL;
 	if (uaddr % sizeof(u32))
 		return -EINVAL;
@@ -139,14 +140,14 @@ int ast_check_lock_args(unsigned long uaddr, u64 mask, unsigned int flags)
 {
 	if (!mask)
 		return -EINVAL;
-	return ast_check_common(uaddr, flags);
+	return ast_check_common(uaddr, flags, AST_MUTEX_FLAGS_MASK);
 }
 
 /**
  * ast_check_unlock_args() - validate the arguments of ast_mutex_unlock()
  * @uaddr: user address of the word
  * @state: the new abstract state
- * @flags: AST_MUTEX_* flags
+ * @flags: AST_MUTEX_PRIVATE, AST_MUTEX_WAKE_ONLY
  *
  * States are indices into the 64-bit entry sets, the paper's "one bit per
  * state" representation (Ohki & Kuno, section 2.1).
@@ -160,7 +161,7 @@ int ast_check_unlock_args(unsigned long uaddr, unsigned int state,
 {
 	if (state >= AST_MUTEX_MAX_STATES)
 		return -EINVAL;
-	return ast_check_common(uaddr, flags);
+	return ast_check_common(uaddr, flags, AST_MUTEX_UNLOCK_FLAGS_MASK);
 }
 
 static unsigned int ast_futex_flags(unsigned int flags)
@@ -308,6 +309,7 @@ fault:
 static int ast_unlock(u32 __user *uaddr, unsigned int state,
 		      unsigned int flags)
 {
+	bool handoff = !(flags & AST_MUTEX_WAKE_ONLY);
 	unsigned int fflags = ast_futex_flags(flags);
 	pid_t tid = task_pid_vnr(current);
 	struct futex_hash_bucket *hb;
@@ -335,7 +337,7 @@ retry:
 	}
 
 	w = ast_select_waiter(&hb->chain, &key, state, &others);
-	if (w)
+	if (w && handoff)
 		newval = ast_word_owned(task_pid_vnr(w->q.task), others);
 	else
 		newval = ast_word_free(state, others);
@@ -349,7 +351,9 @@ retry:
 	}
 	if (w) {
 		/* Direct hand-off: the word already names the new owner. */
-		w->handoff = state;
+		if (handoff)
+			w->handoff = state;
+		/* Otherwise the waiter looks at the word again, and competes. */
 		futex_wake_mark(&wake_q, &w->q);
 	}
 	spin_unlock(&hb->lock);
@@ -446,7 +450,8 @@ SYSCALL_DEFINE5(ast_mutex_lock, u32 __user *, uaddr, u64, state_mask,
  * sys_ast_mutex_unlock - leave an AST mutex into a new state
  * @uaddr: the 32-bit AST word, owned by the caller
  * @new_state: the abstract state the object is left in
- * @flags: AST_MUTEX_PRIVATE or 0, as given to the lock
+ * @flags: AST_MUTEX_PRIVATE or 0, as given to the lock, plus optionally
+ *	AST_MUTEX_WAKE_ONLY
  *
  * Exit into a state (Ohki & Kuno, section 2.1, rule 4; ast_mutex_exit()
  * of section 2.3 and UMTX_OP_WAKE2 of section 3.2): if a queued waiter's
@@ -458,9 +463,15 @@ SYSCALL_DEFINE5(ast_mutex_lock, u32 __user *, uaddr, u64, state_mask,
  * Otherwise the word is freed in @new_state.  AST_MUTEX_WAITERS is left
  * set exactly when AST waiters remain queued.
  *
+ * With AST_MUTEX_WAKE_ONLY the word is freed in @new_state even when a
+ * waiter's set holds it, and that waiter is woken to compete for it
+ * (Linux's futex wake-up, the digest's "wake-and-compete"): no lock
+ * convoy when the waiter is slow to run, at the price of barging.
+ *
  * Context: process context.  Takes the futex hash bucket lock; does not
  * sleep except to fault the word in.
- * Return: 1 if the lock was handed to a waiter, 0 if it was freed.
+ * Return: 1 if the lock was handed to (or, with AST_MUTEX_WAKE_ONLY, a
+ * matching waiter was woken for) a waiter, 0 if nobody was woken.
  * Errors, which leave the word unchanged: -EINVAL (@new_state not below
  * AST_MUTEX_MAX_STATES, unknown @flags, a word not 32-bit aligned),
  * -EFAULT (@uaddr not accessible or not writable), -EPERM (the caller

@@ -64,6 +64,12 @@ static void ast_test_args(struct kunit *test)
 
 	KUNIT_EXPECT_EQ(test, ast_check_unlock_args(0x1000, 0, 0), 0);
 	KUNIT_EXPECT_EQ(test, ast_check_unlock_args(0x1000, 63, 1), 0);
+	KUNIT_EXPECT_EQ(test, ast_check_unlock_args(0x1000, 5,
+						    AST_MUTEX_WAKE_ONLY), 0);
+	KUNIT_EXPECT_EQ(test, ast_check_unlock_args(0x1000, 5, 3), 0);
+	/* Wake-only is an unlock flag. */
+	KUNIT_EXPECT_EQ(test, ast_check_lock_args(0x1000, 1,
+						  AST_MUTEX_WAKE_ONLY), -EINVAL);
 	KUNIT_EXPECT_EQ(test, ast_check_unlock_args(0x1000, 64, 0), -EINVAL);
 	KUNIT_EXPECT_EQ(test, ast_check_unlock_args(0x1000, ~0U, 0), -EINVAL);
 	KUNIT_EXPECT_EQ(test, ast_check_unlock_args(0x1001, 0, 0), -EINVAL);

@@ -54,4 +54,14 @@
 #define AST_MUTEX_PRIVATE	0x00000001U
 #define AST_MUTEX_FLAGS_MASK	AST_MUTEX_PRIVATE
 
+/*
+ * ast_mutex_unlock() only: free the word in the new state and wake the
+ * waiter a hand-off would have chosen, which then competes for the mutex
+ * like any other locker, instead of handing the mutex to it.  Trades the
+ * no-barging guarantee for throughput when the waiter is slow to run
+ * (lock convoys).
+ */
+#define AST_MUTEX_WAKE_ONLY	0x00000002U
+#define AST_MUTEX_UNLOCK_FLAGS_MASK	(AST_MUTEX_PRIVATE | AST_MUTEX_WAKE_ONLY)
+
 #endif /* _UAPI_LINUX_AST_MUTEX_H */

@@ -6,6 +6,8 @@
  * millisecond.  Four implementations of the same buffer:
  *
  *   ast           ast_mutex (kernel hand-off), states EMPTY/MID/FULL
+ *   ast-compete   the same, unlocking with AST_MUTEX_WAKE_ONLY: the
+ *                 waiter is woken and competes, no hand-off
  *   cv-bcast      pthread mutex + one condition variable, broadcast on
  *                 every exit (the paper's "repeated tests")
  *   cv-pair       pthread mutex + not-full/not-empty condition
@@ -44,14 +46,17 @@
 #include "ast_mutex.h"
 
 enum { S_EMPTY, S_MID, S_FULL, S_STOP };
-enum { IMPL_AST, IMPL_CV_BCAST, IMPL_CV_PAIR, IMPL_FUTEX, NR_IMPLS };
+enum {
+	IMPL_AST, IMPL_AST_COMPETE, IMPL_CV_BCAST, IMPL_CV_PAIR, IMPL_FUTEX,
+	NR_IMPLS
+};
 
 #define B(s)		(1ULL << (s))
 #define MAX_LIST	16
 #define L0_FREE		AST_MUTEX_FREE
 
 static const char *const impl_names[NR_IMPLS] = {
-	"ast", "cv-bcast", "cv-pair", "futex-bitset",
+	"ast", "ast-compete", "cv-bcast", "cv-pair", "futex-bitset",
 };
 
 struct counter {
@@ -171,14 +176,14 @@ static bool ast_like_enter(struct bbuf *b, __u64 mask)
 {
 	int s;
 
-	if (b->impl == IMPL_AST)
+	if (b->impl != IMPL_FUTEX)
 		s = ast_mutex_lock(&b->am, mask | B(S_STOP));
 	else
 		s = l0_enter(b, mask | B(S_STOP));
 	check_state(b, s);
 	if (s != S_STOP)
 		return true;
-	if (b->impl == IMPL_AST)
+	if (b->impl != IMPL_FUTEX)
 		ast_mutex_unlock(&b->am, S_STOP);
 	else
 		l0_exit(b, S_STOP);
@@ -187,7 +192,7 @@ static bool ast_like_enter(struct bbuf *b, __u64 mask)
 
 static void ast_like_exit(struct bbuf *b)
 {
-	if (b->impl == IMPL_AST)
+	if (b->impl != IMPL_FUTEX)
 		ast_mutex_unlock(&b->am, new_state(b));
 	else
 		l0_exit(b, new_state(b));
@@ -197,6 +202,7 @@ static bool put(struct bbuf *b, unsigned long item)
 {
 	switch (b->impl) {
 	case IMPL_AST:
+	case IMPL_AST_COMPETE:
 	case IMPL_FUTEX:
 		if (!ast_like_enter(b, B(S_EMPTY) | B(S_MID)))
 			return false;
@@ -216,6 +222,7 @@ static bool put(struct bbuf *b, unsigned long item)
 	b->count++;
 	switch (b->impl) {
 	case IMPL_AST:
+	case IMPL_AST_COMPETE:
 	case IMPL_FUTEX:
 		ast_like_exit(b);
 		break;
@@ -234,6 +241,7 @@ static bool get(struct bbuf *b, unsigned long *item)
 {
 	switch (b->impl) {
 	case IMPL_AST:
+	case IMPL_AST_COMPETE:
 	case IMPL_FUTEX:
 		if (!ast_like_enter(b, B(S_FULL) | B(S_MID)))
 			return false;
@@ -253,6 +261,7 @@ static bool get(struct bbuf *b, unsigned long *item)
 	b->count--;
 	switch (b->impl) {
 	case IMPL_AST:
+	case IMPL_AST_COMPETE:
 	case IMPL_FUTEX:
 		ast_like_exit(b);
 		break;
@@ -322,6 +331,7 @@ static void stop_all(struct bbuf *b)
 {
 	switch (b->impl) {
 	case IMPL_AST:
+	case IMPL_AST_COMPETE:
 		ast_mutex_lock(&b->am, ~0ULL);
 		b->stop = true;
 		ast_mutex_unlock(&b->am, S_STOP);
@@ -364,7 +374,8 @@ static double run_once(int impl, int nthreads, int size)
 		return -1;
 	memset(b->puts, 0, np * sizeof(struct counter));
 	memset(b->gets, 0, nc * sizeof(struct counter));
-	ast_mutex_init(&b->am, S_EMPTY, AST_MUTEX_PRIVATE);
+	ast_mutex_init(&b->am, S_EMPTY, AST_MUTEX_PRIVATE |
+		       (impl == IMPL_AST_COMPETE ? AST_MUTEX_COMPETE : 0));
 	pthread_mutex_init(&b->mu, NULL);
 	pthread_cond_init(&b->all, NULL);
 	pthread_cond_init(&b->notfull, NULL);
@@ -477,7 +488,7 @@ static void print_usage(FILE *f)
 		"  -t LIST   thread counts, half producers (default 10,100,1000; quick 10,100;\n"
 		"            with -m 250 or less 10,100)\n"
 		"  -b LIST   buffer sizes (default 1,10,100; with -m 250 or less 1,16)\n"
-		"  -i LIST   implementations: ast,cv-bcast,cv-pair,futex-bitset\n");
+		"  -i LIST   implementations: ast,ast-compete,cv-bcast,cv-pair,futex-bitset\n");
 }
 
 static int parse_impls(const char *s)

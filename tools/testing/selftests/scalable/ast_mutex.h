@@ -52,6 +52,8 @@
 
 /* User-level attribute flags of ast_mutex_init(), beside the uapi ones. */
 #define AST_MUTEX_ROBUST	0x00010000U
+/* Unlock with AST_MUTEX_WAKE_ONLY: wake a matching waiter, no hand-off. */
+#define AST_MUTEX_COMPETE	0x00020000U
 
 /*
  * Polls of a word that is locked with nobody queued before the lock
@@ -130,7 +132,8 @@ static inline long ast_sys_unlock(__u32 *uaddr, unsigned int state,
  * ast_mutex_init() - initialise a mutex, free in @state
  * @m: the mutex (in shared memory for a process-shared one)
  * @state: initial abstract state, 0 .. AST_MUTEX_MAX_STATES - 1
- * @flags: AST_MUTEX_PRIVATE (one process only), AST_MUTEX_ROBUST
+ * @flags: AST_MUTEX_PRIVATE (one process only), AST_MUTEX_ROBUST,
+ *	AST_MUTEX_COMPETE (unlocks wake a waiter instead of handing over)
  *
  * Return: 0, or -EINVAL.
  */
@@ -138,7 +141,8 @@ static inline int ast_mutex_init(struct ast_mutex *m, unsigned int state,
 				 unsigned int flags)
 {
 	if (state >= AST_MUTEX_MAX_STATES ||
-	    (flags & ~(AST_MUTEX_PRIVATE | AST_MUTEX_ROBUST)) ||
+	    (flags & ~(AST_MUTEX_PRIVATE | AST_MUTEX_ROBUST |
+		       AST_MUTEX_COMPETE)) ||
 	    ((flags & AST_MUTEX_ROBUST) && (flags & AST_MUTEX_PRIVATE)))
 		return -EINVAL;
 	pthread_once(&ast_once, ast_install_atfork);
@@ -356,7 +360,9 @@ static inline int ast_mutex_unlock(struct ast_mutex *m, unsigned int state)
 					0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		ret = 0;
 	else
-		ret = ast_sys_unlock(&m->word, state, ast_mutex_kflags(m));
+		ret = ast_sys_unlock(&m->word, state, ast_mutex_kflags(m) |
+				     ((m->flags & AST_MUTEX_COMPETE) ?
+				      AST_MUTEX_WAKE_ONLY : 0));
 	if (robust)
 		ast_robust_pending(NULL);
 	return ret < 0 ? ret : 0;

@@ -404,6 +404,44 @@ TEST(handoff_fifo)
 	EXPECT_EQ(AST_MUTEX_WORD(1 + ((N - 1) & 1)), load(&m.word));
 }
 
+/* AST_MUTEX_WAKE_ONLY frees the word and wakes the matching waiter. */
+TEST(wake_only_unlock)
+{
+	struct waiter w = { .mask = BIT(1) | BIT(2), .exit_state = 3 };
+	struct ast_mutex m;
+	pthread_t th;
+	__u32 v;
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	/* Not a lock flag. */
+	EXPECT_EQ(-EINVAL, ast_sys_lock(&m.word, 1, AST_MUTEX_WAKE_ONLY, NULL,
+					0));
+	ASSERT_EQ(0, ast_mutex_init(&m, 0, AST_MUTEX_PRIVATE |
+				    AST_MUTEX_COMPETE));
+	ASSERT_EQ(0, ast_mutex_lock(&m, BIT(0)));
+	EXPECT_EQ(0, ast_sys_unlock(&m.word, 1, AST_MUTEX_PRIVATE |
+				    AST_MUTEX_WAKE_ONLY));
+	EXPECT_EQ(AST_MUTEX_WORD(1), load(&m.word));
+	ASSERT_EQ(1, ast_mutex_lock(&m, BIT(1)));
+	w.m = &m;
+	start_waiter(_metadata, &th, &w);
+	/* Freed in state 2 (not handed over); the waiter takes it itself. */
+	EXPECT_EQ(1, ast_sys_unlock(&m.word, 2, AST_MUTEX_PRIVATE |
+				    AST_MUTEX_WAKE_ONLY));
+	v = load(&m.word);
+	EXPECT_TRUE(v == AST_MUTEX_WORD(2) || v == (__u32)w.tid ||
+		    v == AST_MUTEX_WORD(3));
+	pthread_join(th, NULL);
+	EXPECT_EQ(2, w.got);
+	EXPECT_EQ((__u32)w.tid, w.word_at_entry);
+	EXPECT_EQ(AST_MUTEX_WORD(3), load(&m.word));
+	/* The library's COMPETE attribute uses it. */
+	EXPECT_EQ(3, ast_mutex_lock(&m, BIT(3)));
+	EXPECT_EQ(0, ast_mutex_unlock(&m, 4));
+	EXPECT_EQ(AST_MUTEX_WORD(4), load(&m.word));
+}
+
 /* A real-time waiter is queued ahead of earlier SCHED_OTHER waiters. */
 TEST(handoff_priority)
 {
