@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * AST-sync: mutexes with state-guarded entry and direct hand-off.
+ *
+ * After A. Ohki and Y. Kuno, "State Abstraction-based Synchronization for
+ * Thread Libraries" (FreeBSD 6.0 libthr).  An object carries a small
+ * abstract state; a thread enters its critical region naming the set of
+ * states it may enter in (section 2.1), and leaves it naming the new
+ * state.  The unlocking thread hands the lock directly to one waiter whose
+ * set holds the new state (section 3.2: UMTX_OP_WAIT2/UMTX_OP_WAKE2 and
+ * the umtx hand-off), so no thread is woken to find that it cannot run.
+ *
+ * The lock is one 32-bit user word (include/uapi/linux/ast_mutex.h): the
+ * owner's TID while locked, AST_MUTEX_FREE | state while free.  User space
+ * takes and releases an uncontended mutex with one compare-and-swap; these
+ * system calls do the rest.
+ *
+ * The waiters are futex_q entries on the futex hash buckets, hashed on the
+ * word's futex key: a waiter sets AST_MUTEX_WAITERS and queues under the
+ * bucket lock, the unlocker picks the waiter and rewrites the word under
+ * the same lock, so the choice and the word never disagree.  The futex_q
+ * is embedded in a struct ast_waiter that carries the 64-bit entry set;
+ * its bitset is FUTEX_BITSET_MATCH_ANY, so the robust-futex exit path
+ * (handle_futex_death()), which wakes one waiter of a dead owner's word,
+ * reaches it too.
+ *
+ * Hand-off order: the bucket's plist, i.e. by task priority (real-time
+ * waiters first, by priority) and first-come first-served among equal
+ * priorities, exactly as futex wake-ups; the unlocker hands the lock to
+ * the first waiter in that order whose entry set holds the new state.
+ */
+#include <linux/hrtimer.h>
+#include <linux/plist.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/wake_q.h>
+#include <linux/syscalls.h>
+#include <linux/time_namespace.h>
+#include <linux/uaccess.h>
+
+#include "ast_sync.h"
+
+/**
+ * ast_wake() - wake function of an AST waiter
+ * @wake_q: the wake queue of the waker
+ * @q: the futex_q embedded in a struct ast_waiter
+ *
+ * Installed as futex_q->wake of every AST waiter, which also tags the
+ * futex_q as one (see ast_is_waiter()); the wake-up half of the paper's
+ * UMTX_OP_WAKE2 (Ohki & Kuno, section 3.2).  The unlocker hands the lock over
+ * before it calls this; any other futex wake-up (a robust-futex death
+ * wake, or a stray FUTEX_WAKE on the word) reaches the waiter with no
+ * hand-off and it retries.
+ *
+ * Context: hb->lock of @q held.  Does not sleep.
+ */
+void ast_wake(struct wake_q_head *wake_q, struct futex_q *q)
+{
+	futex_wake_mark(wake_q, q);
+}
+
+/**
+ * ast_is_waiter() - is this futex_q an AST waiter?
+ * @q: a futex_q on a hash bucket
+ *
+ * AST waiters share the futex hash chains with plain futex waiters, as
+ * the paper's waiters shared the umtx chains (Ohki & Kuno, section 3.2).
+ *
+ * Context: hb->lock of @q held.
+ * Return: true if @q is embedded in a struct ast_waiter.
+ */
+bool ast_is_waiter(struct futex_q *q)
+{
+	return q->wake == ast_wake;
+}
+
+/**
+ * ast_select_waiter() - choose the waiter to hand an AST mutex over to
+ * @chain: the hash bucket's plist of futex_q
+ * @key: the futex key of the AST word
+ * @state: the new abstract state, or -1 to select nobody
+ * @others: set to whether another AST waiter on @key remains queued
+ *
+ * Walks @chain in its order (priority, then FIFO among equal priorities)
+ * and returns the first AST waiter on @key whose entry set holds @state.
+ * This is the linear search of UMTX_OP_WAKE2 (Ohki & Kuno, section 3.2),
+ * but over a FIFO queue where libthr queued LIFO.  Futex waiters on the
+ * same word that are not AST waiters are ignored.
+ *
+ * Context: the bucket lock of @chain held.  Does not sleep.
+ * Return: the chosen waiter, or NULL if no queued entry set holds @state.
+ */
+struct ast_waiter *ast_select_waiter(struct plist_head *chain,
+				     union futex_key *key, int state,
+				     bool *others)
+{
+	struct ast_waiter *found = NULL, *w;
+	struct futex_q *q;
+
+	*others = false;
+	plist_for_each_entry(q, chain, list) {
+		if (!futex_match(&q->key, key) || !ast_is_waiter(q))
+			continue;
+		w = container_of(q, struct ast_waiter, q);
+		if (!found && state >= 0 && (w->mask & BIT_ULL(state))) {
+			found = w;
+			continue;
+		}
+		*others = true;
+		if (found || state < 0)
+			break;
+	}
+	return found;
+}
+
+static int ast_check_common(unsigned long uaddr, unsigned int flags,
+			    unsigned int valid)
+{
+	if (flags & ~valid)
+		return -EINVAL;
+	if (uaddr % sizeof(u32))
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * ast_check_lock_args() - validate the arguments of ast_mutex_lock()
+ * @uaddr: user address of the word
+ * @mask: the entry set
+ * @flags: AST_MUTEX_* flags
+ *
+ * The paper leaves the errors of ast_mutex_enter() open (Ohki & Kuno,
+ * section 2.3); an empty entry set could never be entered.
+ *
+ * Context: any.
+ * Return: 0, or -EINVAL for unknown flags, an empty entry set or a word
+ * that is not 32-bit aligned.
+ */
+int ast_check_lock_args(unsigned long uaddr, u64 mask, unsigned int flags)
+{
+	if (!mask)
+		return -EINVAL;
+	return ast_check_common(uaddr, flags, AST_MUTEX_FLAGS_MASK);
+}
+
+/**
+ * ast_check_unlock_args() - validate the arguments of ast_mutex_unlock()
+ * @uaddr: user address of the word
+ * @state: the new abstract state
+ * @flags: AST_MUTEX_PRIVATE, AST_MUTEX_WAKE_ONLY
+ *
+ * States are indices into the 64-bit entry sets, the paper's "one bit per
+ * state" representation (Ohki & Kuno, section 2.1).
+ *
+ * Context: any.
+ * Return: 0, or -EINVAL for unknown flags, a state outside
+ * 0 .. AST_MUTEX_MAX_STATES - 1 or a word that is not 32-bit aligned.
+ */
+int ast_check_unlock_args(unsigned long uaddr, unsigned int state,
+			  unsigned int flags)
+{
+	if (state >= AST_MUTEX_MAX_STATES)
+		return -EINVAL;
+	return ast_check_common(uaddr, flags, AST_MUTEX_UNLOCK_FLAGS_MASK);
+}
+
+static unsigned int ast_futex_flags(unsigned int flags)
+{
+	return FLAGS_SIZE_32 | ((flags & AST_MUTEX_PRIVATE) ? 0 : FLAGS_SHARED);
+}
+
+/*
+ * A failed user access under the bucket lock (the lock is dropped by the
+ * caller): fault the page in and retry (0), or fail with -EFAULT.
+ */
+static int ast_fault(u32 __user *uaddr, int err)
+{
+	if (err == -EFAULT)
+		return fault_in_user_writeable(uaddr) ? -EFAULT : 0;
+	cond_resched();
+	return 0;
+}
+
+/*
+ * A waiter that set AST_MUTEX_WAITERS leaves without the lock (timeout,
+ * signal): if no AST waiter is left on the word, clear the bit again, so
+ * that an error leaves the word as the waiter found it.  Best effort: a
+ * stale bit only sends one unlock through the kernel.
+ */
+static void ast_drop_waiters_bit(u32 __user *uaddr, union futex_key *key)
+{
+	struct futex_hash_bucket *hb = futex_hash(key);
+	u32 uval, cur;
+	bool others;
+	int tries;
+
+	spin_lock(&hb->lock);
+	ast_select_waiter(&hb->chain, key, -1, &others);
+	for (tries = 0; !others && tries < 8; tries++) {
+		if (futex_get_value_locked(&uval, uaddr) ||
+		    !(uval & AST_MUTEX_WAITERS))
+			break;
+		if (futex_cmpxchg_value_locked(&cur, uaddr, uval,
+					       uval & ~AST_MUTEX_WAITERS) ||
+		    cur == uval)
+			break;
+	}
+	spin_unlock(&hb->lock);
+}
+
+static int ast_lock(u32 __user *uaddr, u64 mask, unsigned int flags,
+		    struct hrtimer_sleeper *to)
+{
+	unsigned int fflags = ast_futex_flags(flags);
+	pid_t tid = task_pid_vnr(current);
+	struct futex_hash_bucket *hb;
+	bool others, died, set_waiters = false;
+	struct ast_waiter w;
+	u32 uval, cur;
+	int ret;
+
+	w.q = futex_q_init;
+	w.q.bitset = FUTEX_BITSET_MATCH_ANY;
+	w.q.wake = ast_wake;
+	w.mask = mask;
+	w.handoff = AST_NO_HANDOFF;
+retry:
+	/* A stray FUTEX_CMP_REQUEUE may have moved us: hash afresh. */
+	w.q.key = FUTEX_KEY_INIT;
+	ret = get_futex_key(uaddr, fflags, &w.q.key, FUTEX_WRITE);
+	if (ret)
+		return ret;
+
+	hb = futex_q_lock(&w.q);
+	ret = futex_get_value_locked(&uval, uaddr);
+	if (ret)
+		goto fault;
+	if (!ast_word_valid(uval)) {
+		futex_q_unlock(hb);
+		return -EINVAL;
+	}
+	if ((uval & AST_MUTEX_TID_MASK) == tid) {
+		futex_q_unlock(hb);
+		return -EDEADLK;
+	}
+
+	died = (uval & AST_MUTEX_OWNER_DIED) && !(uval & AST_MUTEX_TID_MASK);
+	if (died || (ast_word_is_free(uval) &&
+		     (mask & BIT_ULL(ast_word_state(uval))))) {
+		/* Guarded entry: free in a state of the set, take it. */
+		ast_select_waiter(&hb->chain, &w.q.key, -1, &others);
+		ret = futex_cmpxchg_value_locked(&cur, uaddr, uval,
+						 ast_word_owned(tid, others));
+		if (ret)
+			goto fault;
+		futex_q_unlock(hb);
+		if (cur != uval)
+			goto retry;
+		return died ? -EOWNERDEAD : ast_word_state(uval);
+	}
+
+	/* Locked, or free in a state outside the set: queue and sleep. */
+	if (!(uval & AST_MUTEX_WAITERS)) {
+		ret = futex_cmpxchg_value_locked(&cur, uaddr, uval,
+						 uval | AST_MUTEX_WAITERS);
+		if (ret)
+			goto fault;
+		if (cur != uval) {
+			futex_q_unlock(hb);
+			goto retry;
+		}
+		set_waiters = true;
+	}
+	futex_wait_queue(hb, &w.q, to);
+
+	if (!futex_unqueue(&w.q)) {
+		/*
+		 * Dequeued by a waker.  An unlocker that handed us the lock
+		 * wrote ->handoff before it released ->lock_ptr; pairs with
+		 * smp_store_release() in __futex_wake_mark().  Then we own
+		 * the lock, whatever else happened (signal, timeout).
+		 */
+		smp_rmb();
+		ret = READ_ONCE(w.handoff);
+		if (ret != AST_NO_HANDOFF)
+			return ret;
+		/* Any other wake-up (robust death, FUTEX_WAKE): look again. */
+		goto retry;
+	}
+
+	if (to && !to->task)
+		ret = -ETIMEDOUT;
+	else if (signal_pending(current))
+		ret = -ERESTARTNOINTR;
+	else
+		goto retry;	/* spurious wake-up */
+	if (set_waiters)
+		ast_drop_waiters_bit(uaddr, &w.q.key);
+	return ret;
+
+fault:
+	futex_q_unlock(hb);
+	ret = ast_fault(uaddr, ret);
+	if (ret)
+		return ret;
+	goto retry;
+}
+
+static int ast_unlock(u32 __user *uaddr, unsigned int state,
+		      unsigned int flags)
+{
+	bool handoff = !(flags & AST_MUTEX_WAKE_ONLY);
+	unsigned int fflags = ast_futex_flags(flags);
+	pid_t tid = task_pid_vnr(current);
+	struct futex_hash_bucket *hb;
+	union futex_key key;
+	struct ast_waiter *w;
+	DEFINE_WAKE_Q(wake_q);
+	u32 uval, cur, newval;
+	bool others;
+	int ret;
+
+retry:
+	key = FUTEX_KEY_INIT;
+	ret = get_futex_key(uaddr, fflags, &key, FUTEX_WRITE);
+	if (ret)
+		return ret;
+
+	hb = futex_hash(&key);
+	spin_lock(&hb->lock);
+	ret = futex_get_value_locked(&uval, uaddr);
+	if (ret)
+		goto fault;
+	if ((uval & AST_MUTEX_TID_MASK) != tid) {
+		spin_unlock(&hb->lock);
+		return -EPERM;
+	}
+
+	w = ast_select_waiter(&hb->chain, &key, state, &others);
+	if (w && handoff)
+		newval = ast_word_owned(task_pid_vnr(w->q.task), others);
+	else
+		newval = ast_word_free(state, others);
+	ret = futex_cmpxchg_value_locked(&cur, uaddr, uval, newval);
+	if (ret)
+		goto fault;
+	if (cur != uval) {
+		/* Only user space can have changed it: look again. */
+		spin_unlock(&hb->lock);
+		goto retry;
+	}
+	if (w) {
+		/* Direct hand-off: the word already names the new owner. */
+		if (handoff)
+			w->handoff = state;
+		/* Otherwise the waiter looks at the word again, and competes. */
+		futex_wake_mark(&wake_q, &w->q);
+	}
+	spin_unlock(&hb->lock);
+	wake_up_q(&wake_q);
+	return w ? 1 : 0;
+
+fault:
+	spin_unlock(&hb->lock);
+	ret = ast_fault(uaddr, ret);
+	if (ret)
+		return ret;
+	goto retry;
+}
+
+static int ast_setup_timeout(struct __kernel_timespec __user *utime,
+			     clockid_t clockid, struct hrtimer_sleeper *to)
+{
+	struct timespec64 ts;
+	int fflags = 0;
+	ktime_t t;
+
+	if (clockid == CLOCK_REALTIME)
+		fflags = FLAGS_CLOCKRT;
+	else if (clockid != CLOCK_MONOTONIC)
+		return -EINVAL;
+	if (get_timespec64(&ts, utime))
+		return -EFAULT;
+	if (!timespec64_valid(&ts))
+		return -EINVAL;
+	t = timespec64_to_ktime(ts);
+	if (clockid == CLOCK_MONOTONIC)
+		t = timens_ktime_to_host(CLOCK_MONOTONIC, t);
+	futex_setup_timer(&t, to, fflags, current->timer_slack_ns);
+	return 0;
+}
+
+/**
+ * sys_ast_mutex_lock - enter an AST mutex in one of a set of states
+ * @uaddr: the 32-bit AST word (see include/uapi/linux/ast_mutex.h)
+ * @state_mask: the entry set: bit i allows entry in abstract state i
+ * @flags: AST_MUTEX_PRIVATE or 0
+ * @timeout: NULL, or an absolute time on @clockid to give up at
+ * @clockid: CLOCK_MONOTONIC or CLOCK_REALTIME (only read with @timeout)
+ *
+ * Guarded entry (Ohki & Kuno, section 2.1, rules 2 and 3; the paper's
+ * ast_mutex_enter() of section 2.3 and UMTX_OP_WAIT2 of section 3.2): if
+ * the word is free in a state of @state_mask, store the caller's TID in it
+ * and return.  Otherwise queue on the word's futex hash bucket and sleep
+ * until an unlocker hands the lock over in a state of @state_mask
+ * (sys_ast_mutex_unlock()).  Unlike the paper's void enter, the state
+ * entered in is returned, so the caller knows it without reading data.
+ *
+ * Signals are handled and the call restarted transparently (as
+ * FUTEX_LOCK_PI does): it never fails with -EINTR.  The timeout is
+ * absolute, so a restart needs no restart block.
+ *
+ * Context: process context, may sleep.  Takes the futex hash bucket lock.
+ * Return: the state index (0 .. AST_MUTEX_MAX_STATES - 1) the mutex was
+ * entered in; the caller owns it.  -EOWNERDEAD: the caller owns it, but
+ * the previous owner died holding it (robust list) and the state is lost;
+ * it must unlock into a state that it has made true.  Errors, which leave
+ * the word unchanged: -EINVAL (empty @state_mask, unknown @flags, a word
+ * not 32-bit aligned or not an AST word, a bad @clockid or timespec),
+ * -EFAULT (@uaddr or @timeout not accessible, or @uaddr not writable),
+ * -EDEADLK (the caller already owns it), -ETIMEDOUT.
+ */
+SYSCALL_DEFINE5(ast_mutex_lock, u32 __user *, uaddr, u64, state_mask,
+		unsigned int, flags, struct __kernel_timespec __user *, timeout,
+		clockid_t, clockid)
+{
+	struct hrtimer_sleeper to, *tp = NULL;
+	int ret;
+
+	ret = ast_check_lock_args((unsigned long)uaddr, state_mask, flags);
+	if (ret)
+		return ret;
+	if (timeout) {
+		ret = ast_setup_timeout(timeout, clockid, &to);
+		if (ret)
+			return ret;
+		tp = &to;
+	}
+
+	ret = ast_lock(uaddr, state_mask, flags, tp);
+
+	if (tp) {
+		hrtimer_cancel(&tp->timer);
+		destroy_hrtimer_on_stack(&tp->timer);
+	}
+	return ret;
+}
+
+/**
+ * sys_ast_mutex_unlock - leave an AST mutex into a new state
+ * @uaddr: the 32-bit AST word, owned by the caller
+ * @new_state: the abstract state the object is left in
+ * @flags: AST_MUTEX_PRIVATE or 0, as given to the lock, plus optionally
+ *	AST_MUTEX_WAKE_ONLY
+ *
+ * Exit into a state (Ohki & Kuno, section 2.1, rule 4; ast_mutex_exit()
+ * of section 2.3 and UMTX_OP_WAKE2 of section 3.2): if a queued waiter's
+ * entry set holds @new_state, the word is rewritten to that waiter's TID
+ * and the waiter woken: the lock passes directly, nobody can barge in,
+ * and no other waiter is woken.  The waiter is the first in the bucket's
+ * order, by priority and first-come first-served among equal priorities
+ * (the paper's libthr queued LIFO; the paper makes no ordering promise).
+ * Otherwise the word is freed in @new_state.  AST_MUTEX_WAITERS is left
+ * set exactly when AST waiters remain queued.
+ *
+ * With AST_MUTEX_WAKE_ONLY the word is freed in @new_state even when a
+ * waiter's set holds it, and that waiter is woken to compete for it
+ * (Linux's futex wake-up, the digest's "wake-and-compete"): no lock
+ * convoy when the waiter is slow to run, at the price of barging.
+ *
+ * Context: process context.  Takes the futex hash bucket lock; does not
+ * sleep except to fault the word in.
+ * Return: 1 if the lock was handed to (or, with AST_MUTEX_WAKE_ONLY, a
+ * matching waiter was woken for) a waiter, 0 if nobody was woken.
+ * Errors, which leave the word unchanged: -EINVAL (@new_state not below
+ * AST_MUTEX_MAX_STATES, unknown @flags, a word not 32-bit aligned),
+ * -EFAULT (@uaddr not accessible or not writable), -EPERM (the caller
+ * does not own the mutex).
+ */
+SYSCALL_DEFINE3(ast_mutex_unlock, u32 __user *, uaddr, unsigned int, new_state,
+		unsigned int, flags)
+{
+	int ret;
+
+	ret = ast_check_unlock_args((unsigned long)uaddr, new_state, flags);
+	if (ret)
+		return ret;
+	return ast_unlock(uaddr, new_state, flags);
+}

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of the AST-sync internals: the word encoding, argument
+ * validation and the choice of the waiter an unlock hands the lock to,
+ * on synthetic futex bucket queues.
+ */
+#include <kunit/test.h>
+#include <linux/plist.h>
+#include <linux/sched.h>
+
+#include "ast_sync.h"
+
+static void ast_test_word(struct kunit *test)
+{
+	u32 w;
+
+	w = ast_word_free(0, false);
+	KUNIT_EXPECT_EQ(test, w, AST_MUTEX_FREE);
+	KUNIT_EXPECT_TRUE(test, ast_word_is_free(w));
+	KUNIT_EXPECT_TRUE(test, ast_word_valid(w));
+	KUNIT_EXPECT_EQ(test, ast_word_state(w), 0U);
+
+	w = ast_word_free(63, true);
+	KUNIT_EXPECT_EQ(test, w, AST_MUTEX_WAITERS | AST_MUTEX_FREE | 63U);
+	KUNIT_EXPECT_TRUE(test, ast_word_is_free(w));
+	KUNIT_EXPECT_EQ(test, ast_word_state(w), 63U);
+
+	w = ast_word_owned(4194303, false);
+	KUNIT_EXPECT_EQ(test, w, 4194303U);
+	KUNIT_EXPECT_FALSE(test, ast_word_is_free(w));
+	KUNIT_EXPECT_TRUE(test, ast_word_valid(w));
+	w = ast_word_owned(1234, true);
+	KUNIT_EXPECT_EQ(test, w & AST_MUTEX_TID_MASK, 1234U);
+	KUNIT_EXPECT_TRUE(test, w & AST_MUTEX_WAITERS);
+
+	/* The free bit lies above every possible TID. */
+	KUNIT_EXPECT_GT(test, AST_MUTEX_FREE, (u32)PID_MAX_LIMIT);
+	/* Same bits as the robust futex word, so handle_futex_death() works. */
+	KUNIT_EXPECT_EQ(test, AST_MUTEX_WAITERS, FUTEX_WAITERS);
+	KUNIT_EXPECT_EQ(test, AST_MUTEX_OWNER_DIED, FUTEX_OWNER_DIED);
+	KUNIT_EXPECT_EQ(test, AST_MUTEX_TID_MASK, FUTEX_TID_MASK);
+
+	/* Invalid words: uninitialised, stray bits next to a state. */
+	KUNIT_EXPECT_FALSE(test, ast_word_valid(0));
+	KUNIT_EXPECT_FALSE(test, ast_word_valid(AST_MUTEX_WAITERS));
+	KUNIT_EXPECT_FALSE(test, ast_word_valid(AST_MUTEX_FREE | 0x40));
+	KUNIT_EXPECT_FALSE(test, ast_word_valid(AST_MUTEX_FREE | 0x100000));
+	/* The word a dead owner leaves (handle_futex_death()). */
+	KUNIT_EXPECT_TRUE(test, ast_word_valid(AST_MUTEX_OWNER_DIED));
+	KUNIT_EXPECT_TRUE(test, ast_word_valid(AST_MUTEX_OWNER_DIED |
+					       AST_MUTEX_WAITERS));
+}
+
+static void ast_test_args(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, ast_check_lock_args(0x1000, 1, 0), 0);
+	KUNIT_EXPECT_EQ(test, ast_check_lock_args(0x1000, ~0ULL,
+						  AST_MUTEX_PRIVATE), 0);
+	KUNIT_EXPECT_EQ(test, ast_check_lock_args(0x1000, 0, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ast_check_lock_args(0x1002, 1, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ast_check_lock_args(0x1000, 1, 2), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ast_check_lock_args(0x1000, 1, 0x80000000),
+			-EINVAL);
+
+	KUNIT_EXPECT_EQ(test, ast_check_unlock_args(0x1000, 0, 0), 0);
+	KUNIT_EXPECT_EQ(test, ast_check_unlock_args(0x1000, 63, 1), 0);
+	KUNIT_EXPECT_EQ(test, ast_check_unlock_args(0x1000, 5,
+						    AST_MUTEX_WAKE_ONLY), 0);
+	KUNIT_EXPECT_EQ(test, ast_check_unlock_args(0x1000, 5, 3), 0);
+	/* Wake-only is an unlock flag. */
+	KUNIT_EXPECT_EQ(test, ast_check_lock_args(0x1000, 1,
+						  AST_MUTEX_WAKE_ONLY), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ast_check_unlock_args(0x1000, 64, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ast_check_unlock_args(0x1000, ~0U, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ast_check_unlock_args(0x1001, 0, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ast_check_unlock_args(0x1000, 0, 4), -EINVAL);
+}
+
+#define NR_W	6
+
+struct ast_test_queue {
+	struct plist_head chain;
+	struct ast_waiter w[NR_W];
+	struct futex_q plain;
+	union futex_key key, other_key;
+};
+
+static void ast_test_key(union futex_key *key, unsigned long addr)
+{
+	*key = FUTEX_KEY_INIT;
+	key->both.ptr = addr;
+	key->both.word = 0x1234;
+	key->both.offset = 0;
+}
+
+static void ast_test_add(struct ast_test_queue *tq, struct futex_q *q,
+			 union futex_key *key, int prio)
+{
+	q->key = *key;
+	q->task = current;
+	plist_node_init(&q->list, prio);
+	plist_add(&q->list, &tq->chain);
+}
+
+static void ast_test_add_waiter(struct ast_test_queue *tq, int i, u64 mask,
+				union futex_key *key, int prio)
+{
+	struct ast_waiter *w = &tq->w[i];
+
+	w->q = futex_q_init;
+	w->q.wake = ast_wake;
+	w->q.bitset = FUTEX_BITSET_MATCH_ANY;
+	w->mask = mask;
+	w->handoff = AST_NO_HANDOFF;
+	ast_test_add(tq, &w->q, key, prio);
+}
+
+static struct ast_test_queue *ast_test_queue(struct kunit *test)
+{
+	struct ast_test_queue *tq = kunit_kzalloc(test, sizeof(*tq),
+						  GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, tq);
+	plist_head_init(&tq->chain);
+	ast_test_key(&tq->key, 0x1000);
+	ast_test_key(&tq->other_key, 0x2000);
+	return tq;
+}
+
+/* First matching waiter in FIFO order; the others are reported. */
+static void ast_test_select_fifo(struct kunit *test)
+{
+	struct ast_test_queue *tq = ast_test_queue(test);
+	bool others;
+
+	KUNIT_EXPECT_NULL(test, ast_select_waiter(&tq->chain, &tq->key, 0,
+						  &others));
+	KUNIT_EXPECT_FALSE(test, others);
+
+	ast_test_add_waiter(tq, 0, BIT_ULL(1), &tq->key, MAX_RT_PRIO);
+	ast_test_add_waiter(tq, 1, BIT_ULL(2), &tq->key, MAX_RT_PRIO);
+	ast_test_add_waiter(tq, 2, BIT_ULL(1) | BIT_ULL(2), &tq->key,
+			    MAX_RT_PRIO);
+
+	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 2,
+						    &others), &tq->w[1]);
+	KUNIT_EXPECT_TRUE(test, others);
+	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 1,
+						    &others), &tq->w[0]);
+	KUNIT_EXPECT_TRUE(test, others);
+	/* Nobody waits for state 3: freed, the waiters stay. */
+	KUNIT_EXPECT_NULL(test, ast_select_waiter(&tq->chain, &tq->key, 3,
+						  &others));
+	KUNIT_EXPECT_TRUE(test, others);
+	/* state -1 only asks whether anybody waits. */
+	KUNIT_EXPECT_NULL(test, ast_select_waiter(&tq->chain, &tq->key, -1,
+						  &others));
+	KUNIT_EXPECT_TRUE(test, others);
+
+	/* Dequeue w[1]: state 2 now goes to w[2], the last waiter for it. */
+	plist_del(&tq->w[1].q.list, &tq->chain);
+	plist_del(&tq->w[0].q.list, &tq->chain);
+	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 2,
+						    &others), &tq->w[2]);
+	KUNIT_EXPECT_FALSE(test, others);
+}
+
+/* Other keys on the bucket and plain futex waiters are not candidates. */
+static void ast_test_select_filter(struct kunit *test)
+{
+	struct ast_test_queue *tq = ast_test_queue(test);
+	bool others;
+
+	tq->plain = futex_q_init;
+	ast_test_add(tq, &tq->plain, &tq->key, MAX_RT_PRIO);
+	ast_test_add_waiter(tq, 0, ~0ULL, &tq->other_key, MAX_RT_PRIO);
+	ast_test_add_waiter(tq, 1, BIT_ULL(63), &tq->key, MAX_RT_PRIO);
+
+	KUNIT_EXPECT_NULL(test, ast_select_waiter(&tq->chain, &tq->key, 0,
+						  &others));
+	KUNIT_EXPECT_TRUE(test, others);
+	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 63,
+						    &others), &tq->w[1]);
+	KUNIT_EXPECT_FALSE(test, others);
+	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain,
+						    &tq->other_key, 5,
+						    &others), &tq->w[0]);
+	KUNIT_EXPECT_FALSE(test, others);
+	KUNIT_EXPECT_TRUE(test, ast_is_waiter(&tq->w[0].q));
+	KUNIT_EXPECT_FALSE(test, ast_is_waiter(&tq->plain));
+}
+
+/* Real-time waiters come first, by priority; FIFO within a priority. */
+static void ast_test_select_prio(struct kunit *test)
+{
+	struct ast_test_queue *tq = ast_test_queue(test);
+	bool others;
+
+	ast_test_add_waiter(tq, 0, BIT_ULL(0), &tq->key, MAX_RT_PRIO);
+	ast_test_add_waiter(tq, 1, BIT_ULL(0), &tq->key, 50);
+	ast_test_add_waiter(tq, 2, BIT_ULL(0), &tq->key, 10);
+	ast_test_add_waiter(tq, 3, BIT_ULL(0), &tq->key, 10);
+	ast_test_add_waiter(tq, 4, BIT_ULL(1), &tq->key, 0);
+
+	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 0,
+						    &others), &tq->w[2]);
+	plist_del(&tq->w[2].q.list, &tq->chain);
+	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 0,
+						    &others), &tq->w[3]);
+	plist_del(&tq->w[3].q.list, &tq->chain);
+	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 0,
+						    &others), &tq->w[1]);
+	plist_del(&tq->w[1].q.list, &tq->chain);
+	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 0,
+						    &others), &tq->w[0]);
+	KUNIT_EXPECT_TRUE(test, others);
+	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 1,
+						    &others), &tq->w[4]);
+	KUNIT_EXPECT_TRUE(test, others);
+}
+
+static struct kunit_case ast_sync_test_cases[] = {
+	KUNIT_CASE(ast_test_word),
+	KUNIT_CASE(ast_test_args),
+	KUNIT_CASE(ast_test_select_fifo),
+	KUNIT_CASE(ast_test_select_filter),
+	KUNIT_CASE(ast_test_select_prio),
+	{}
+};
+
+static struct kunit_suite ast_sync_test_suite = {
+	.name = "ast_sync",
+	.test_cases = ast_sync_test_cases,
+};
+
+kunit_test_suite(ast_sync_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for AST-sync state-guarded mutexes");
+MODULE_LICENSE("GPL");

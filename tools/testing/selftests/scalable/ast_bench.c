@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ast_bench: the bounded-buffer workload of Ohki & Kuno's AST-sync paper
+ * (section 4.1): P producer and C consumer threads of one process share
+ * one buffer of B slots; the result is the items moved through it per
+ * millisecond.  Four implementations of the same buffer:
+ *
+ *   ast           ast_mutex (kernel hand-off), states EMPTY/MID/FULL
+ *   ast-compete   the same, unlocking with AST_MUTEX_WAKE_ONLY: the
+ *                 waiter is woken and competes, no hand-off
+ *   cv-bcast      pthread mutex + one condition variable, broadcast on
+ *                 every exit (the paper's "repeated tests")
+ *   cv-pair       pthread mutex + not-full/not-empty condition
+ *                 variables, signal (the paper's "Cond. vars")
+ *   futex-bitset  user-space AST over FUTEX_WAIT_BITSET/FUTEX_WAKE_BITSET:
+ *                 no hand-off, wake one waiter whose mask holds the new
+ *                 state, a waiter count so exits skip the wake when
+ *                 nobody sleeps
+ *
+ * One RESULT line per (implementation, threads, buffer size, cpus), mode
+ * "<impl>-t<threads>-b<size>"; the baselines carry ast_speedup=
+ * (ast items/ms over theirs, > 1 when ast is faster).  The process is
+ * restricted to the first N CPUs of its affinity mask with
+ * sched_setaffinity() for each CPU count.  Each run also checks that
+ * every item produced was consumed exactly once, or is still in the
+ * buffer, and that every AST entry state matches the buffer.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <getopt.h>
+#include <linux/futex.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#include "../kselftest.h"
+#include "ast_mutex.h"
+
+enum { S_EMPTY, S_MID, S_FULL, S_STOP };
+enum {
+	IMPL_AST, IMPL_AST_COMPETE, IMPL_CV_BCAST, IMPL_CV_PAIR, IMPL_FUTEX,
+	NR_IMPLS
+};
+
+#define B(s)		(1ULL << (s))
+#define MAX_LIST	16
+#define L0_FREE		AST_MUTEX_FREE
+
+static const char *const impl_names[NR_IMPLS] = {
+	"ast", "ast-compete", "cv-bcast", "cv-pair", "futex-bitset",
+};
+
+struct counter {
+	unsigned long n;
+	char pad[64 - sizeof(unsigned long)];
+};
+
+struct bbuf {
+	int size, count, head, tail, impl;
+	unsigned long *slot;
+	bool stop;
+	/* ast */
+	struct ast_mutex am;
+	/* cv-* */
+	pthread_mutex_t mu;
+	pthread_cond_t all, notfull, notempty;
+	/* futex-bitset: the word and the number of sleepers */
+	char pad[64];
+	__u32 l0;
+	__u32 l0_waiters;
+	int errors;
+	struct counter *puts, *gets;
+};
+
+static long warmup_ms = 1000, measure_ms = 5000, runs = 3;
+static int threads[MAX_LIST], nr_threads;
+static int sizes[MAX_LIST], nr_sizes;
+static int cpus[MAX_LIST], nr_cpus;
+static int impl_mask = (1 << NR_IMPLS) - 1;
+static int cpu_list[1024], nproc;
+
+static int parse_list(const char *s, int *out, int max, int lo, int hi)
+{
+	char *copy = strdup(s), *tok, *save = NULL;
+	int n = 0;
+	long v;
+
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+
+		v = strtol(tok, &end, 10);
+		if (*end || v < lo || v > hi || n == max) {
+			free(copy);
+			return -1;
+		}
+		out[n++] = v;
+	}
+	free(copy);
+	return n;
+}
+
+/* ------------------------------------------------- futex-bitset (level 0) */
+
+static long futex(__u32 *uaddr, int op, __u32 val, __u32 bitset)
+{
+	return syscall(SYS_futex, uaddr, op, val, NULL, NULL, bitset);
+}
+
+static int l0_enter(struct bbuf *b, __u32 mask)
+{
+	__u32 tid = ast_gettid(), v;
+
+	for (;;) {
+		v = __atomic_load_n(&b->l0, __ATOMIC_ACQUIRE);
+		if ((v & L0_FREE) && (mask & (1U << (v & 31)))) {
+			if (__atomic_compare_exchange_n(&b->l0, &v, tid, 0,
+							__ATOMIC_ACQUIRE,
+							__ATOMIC_RELAXED))
+				return v & 31;
+			continue;
+		}
+		__atomic_fetch_add(&b->l0_waiters, 1, __ATOMIC_SEQ_CST);
+		futex(&b->l0, FUTEX_WAIT_BITSET_PRIVATE, v, mask);
+		__atomic_fetch_sub(&b->l0_waiters, 1, __ATOMIC_SEQ_CST);
+	}
+}
+
+static void l0_exit(struct bbuf *b, unsigned int s)
+{
+	__atomic_store_n(&b->l0, L0_FREE | s, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&b->l0_waiters, __ATOMIC_SEQ_CST))
+		futex(&b->l0, FUTEX_WAKE_BITSET_PRIVATE, 1, 1U << s);
+}
+
+/* ------------------------------------------------------- the buffer ops */
+
+static void check_state(struct bbuf *b, int s)
+{
+	bool ok;
+
+	switch (s) {
+	case S_EMPTY:
+		ok = b->count == 0;
+		break;
+	case S_FULL:
+		ok = b->count == b->size;
+		break;
+	case S_MID:
+		ok = b->count > 0 && b->count < b->size;
+		break;
+	default:
+		ok = b->stop;
+	}
+	if (!ok)
+		__atomic_fetch_add(&b->errors, 1, __ATOMIC_RELAXED);
+}
+
+static unsigned int new_state(struct bbuf *b)
+{
+	if (!b->count)
+		return S_EMPTY;
+	return b->count == b->size ? S_FULL : S_MID;
+}
+
+static bool ast_like_enter(struct bbuf *b, __u64 mask)
+{
+	int s;
+
+	if (b->impl != IMPL_FUTEX)
+		s = ast_mutex_lock(&b->am, mask | B(S_STOP));
+	else
+		s = l0_enter(b, mask | B(S_STOP));
+	check_state(b, s);
+	if (s != S_STOP)
+		return true;
+	if (b->impl != IMPL_FUTEX)
+		ast_mutex_unlock(&b->am, S_STOP);
+	else
+		l0_exit(b, S_STOP);
+	return false;
+}
+
+static void ast_like_exit(struct bbuf *b)
+{
+	if (b->impl != IMPL_FUTEX)
+		ast_mutex_unlock(&b->am, new_state(b));
+	else
+		l0_exit(b, new_state(b));
+}
+
+static bool put(struct bbuf *b, unsigned long item)
+{
+	switch (b->impl) {
+	case IMPL_AST:
+	case IMPL_AST_COMPETE:
+	case IMPL_FUTEX:
+		if (!ast_like_enter(b, B(S_EMPTY) | B(S_MID)))
+			return false;
+		break;
+	default:
+		pthread_mutex_lock(&b->mu);
+		while (b->count == b->size && !b->stop)
+			pthread_cond_wait(b->impl == IMPL_CV_BCAST ? &b->all :
+					  &b->notfull, &b->mu);
+		if (b->stop) {
+			pthread_mutex_unlock(&b->mu);
+			return false;
+		}
+	}
+	b->slot[b->tail] = item;
+	b->tail = (b->tail + 1) % b->size;
+	b->count++;
+	switch (b->impl) {
+	case IMPL_AST:
+	case IMPL_AST_COMPETE:
+	case IMPL_FUTEX:
+		ast_like_exit(b);
+		break;
+	case IMPL_CV_BCAST:
+		pthread_cond_broadcast(&b->all);
+		pthread_mutex_unlock(&b->mu);
+		break;
+	default:
+		pthread_cond_signal(&b->notempty);
+		pthread_mutex_unlock(&b->mu);
+	}
+	return true;
+}
+
+static bool get(struct bbuf *b, unsigned long *item)
+{
+	switch (b->impl) {
+	case IMPL_AST:
+	case IMPL_AST_COMPETE:
+	case IMPL_FUTEX:
+		if (!ast_like_enter(b, B(S_FULL) | B(S_MID)))
+			return false;
+		break;
+	default:
+		pthread_mutex_lock(&b->mu);
+		while (!b->count && !b->stop)
+			pthread_cond_wait(b->impl == IMPL_CV_BCAST ? &b->all :
+					  &b->notempty, &b->mu);
+		if (b->stop) {
+			pthread_mutex_unlock(&b->mu);
+			return false;
+		}
+	}
+	*item = b->slot[b->head];
+	b->head = (b->head + 1) % b->size;
+	b->count--;
+	switch (b->impl) {
+	case IMPL_AST:
+	case IMPL_AST_COMPETE:
+	case IMPL_FUTEX:
+		ast_like_exit(b);
+		break;
+	case IMPL_CV_BCAST:
+		pthread_cond_broadcast(&b->all);
+		pthread_mutex_unlock(&b->mu);
+		break;
+	default:
+		pthread_cond_signal(&b->notfull);
+		pthread_mutex_unlock(&b->mu);
+	}
+	return true;
+}
+
+struct targ {
+	struct bbuf *b;
+	int idx;
+};
+
+static void *producer(void *arg)
+{
+	struct targ *t = arg;
+	unsigned long seq = 0;
+
+	while (put(t->b, ((unsigned long)t->idx << 32) | seq++))
+		__atomic_store_n(&t->b->puts[t->idx].n, seq, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void *consumer(void *arg)
+{
+	struct targ *t = arg;
+	unsigned long item, n = 0;
+
+	while (get(t->b, &item))
+		__atomic_store_n(&t->b->gets[t->idx].n, ++n, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static unsigned long sum(struct counter *c, int n)
+{
+	unsigned long s = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		s += __atomic_load_n(&c[i].n, __ATOMIC_RELAXED);
+	return s;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
+		;
+}
+
+static void stop_all(struct bbuf *b)
+{
+	switch (b->impl) {
+	case IMPL_AST:
+	case IMPL_AST_COMPETE:
+		ast_mutex_lock(&b->am, ~0ULL);
+		b->stop = true;
+		ast_mutex_unlock(&b->am, S_STOP);
+		break;
+	case IMPL_FUTEX:
+		l0_enter(b, ~0U);
+		b->stop = true;
+		l0_exit(b, S_STOP);
+		break;
+	default:
+		pthread_mutex_lock(&b->mu);
+		b->stop = true;
+		pthread_cond_broadcast(&b->all);
+		pthread_cond_broadcast(&b->notfull);
+		pthread_cond_broadcast(&b->notempty);
+		pthread_mutex_unlock(&b->mu);
+	}
+}
+
+/* One run; returns items/ms, or -1 on an error. */
+static double run_once(int impl, int nthreads, int size)
+{
+	int np = nthreads / 2, nc = nthreads - np, i, ret = 0;
+	unsigned long g0, g1, puts, gets;
+	pthread_t *th = calloc(nthreads, sizeof(*th));
+	struct targ *ta = calloc(nthreads, sizeof(*ta));
+	struct bbuf *b = aligned_alloc(64, (sizeof(*b) + 63) & ~63UL);
+	pthread_attr_t attr;
+	double t0, t1;
+
+	if (!th || !ta || !b)
+		return -1;
+	memset(b, 0, sizeof(*b));
+	b->size = size;
+	b->impl = impl;
+	b->slot = calloc(size, sizeof(*b->slot));
+	b->puts = aligned_alloc(64, np * sizeof(struct counter));
+	b->gets = aligned_alloc(64, nc * sizeof(struct counter));
+	if (!b->slot || !b->puts || !b->gets)
+		return -1;
+	memset(b->puts, 0, np * sizeof(struct counter));
+	memset(b->gets, 0, nc * sizeof(struct counter));
+	ast_mutex_init(&b->am, S_EMPTY, AST_MUTEX_PRIVATE |
+		       (impl == IMPL_AST_COMPETE ? AST_MUTEX_COMPETE : 0));
+	pthread_mutex_init(&b->mu, NULL);
+	pthread_cond_init(&b->all, NULL);
+	pthread_cond_init(&b->notfull, NULL);
+	pthread_cond_init(&b->notempty, NULL);
+	b->l0 = L0_FREE | S_EMPTY;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	for (i = 0; i < nthreads; i++) {
+		ta[i].b = b;
+		ta[i].idx = i < np ? i : i - np;
+		if (pthread_create(&th[i], &attr, i < np ? producer : consumer,
+				   &ta[i])) {
+			ksft_print_msg("pthread_create: %s\n", strerror(errno));
+			nthreads = i;
+			ret = -1;
+			break;
+		}
+	}
+	if (!ret) {
+		sleep_ms(warmup_ms);
+		g0 = sum(b->gets, nc);
+		t0 = now_ms();
+		sleep_ms(measure_ms);
+		g1 = sum(b->gets, nc);
+		t1 = now_ms();
+	}
+	stop_all(b);
+	for (i = 0; i < nthreads; i++)
+		pthread_join(th[i], NULL);
+
+	puts = sum(b->puts, np);
+	gets = sum(b->gets, nc);
+	if (!ret && (puts - gets != (unsigned long)b->count || b->errors)) {
+		ksft_print_msg("%s: %lu puts, %lu gets, %d left, %d state errors\n",
+			       impl_names[impl], puts, gets, b->count,
+			       b->errors);
+		ret = -1;
+	}
+	pthread_attr_destroy(&attr);
+	free(b->slot);
+	free(b->puts);
+	free(b->gets);
+	free(b);
+	free(th);
+	free(ta);
+	return ret ? -1 : (g1 - g0) / (t1 - t0);
+}
+
+/* The RESULT line: mode=<impl>-t<threads>-b<size>, then extra fields. */
+static const char *const result_fmt[] = {
+	"RESULT bench=ast_bench mode=%s-t%d-b%d cpus=%d ops_per_ms=%.3f runs=%d stddev=%.3f impl=%s threads=%d buffer=%d%s%s\n",
+};
+
+/* Every implementation on one (threads, size, cpus): RESULT and TAP lines. */
+static void run_tuple(int nthreads, int size, int ncpus)
+{
+	double rate[NR_IMPLS] = { 0 }, sum_r, sum_sq, r, v, sd;
+	char extra[64];
+	int impl, k, done;
+
+	for (impl = 0; impl < NR_IMPLS; impl++) {
+		if (!(impl_mask & (1 << impl)))
+			continue;
+		sum_r = 0;
+		sum_sq = 0;
+		for (k = 0, done = 0; k < runs; k++) {
+			r = run_once(impl, nthreads, size);
+			if (r < 0)
+				break;
+			sum_r += r;
+			sum_sq += r * r;
+			done++;
+		}
+		rate[impl] = done ? sum_r / done : 0;
+		v = done > 1 ? (sum_sq - done * rate[impl] * rate[impl]) /
+			       (done - 1) : 0;
+		sd = v > 0 ? sqrt(v) : 0;
+		extra[0] = 0;
+		if (impl != IMPL_AST && (impl_mask & 1) && rate[impl] > 0)
+			snprintf(extra, sizeof(extra), " ast_speedup=%.3f",
+				 rate[IMPL_AST] / rate[impl]);
+		ksft_print_msg(result_fmt[0], impl_names[impl], nthreads, size,
+			       ncpus, rate[impl], done, sd, impl_names[impl],
+			       nthreads, size, extra,
+			       done == runs ? "" : " status=fail");
+		ksft_test_result(done == runs, "ast_bench %s-t%d-b%d cpus=%d\n",
+				 impl_names[impl], nthreads, size, ncpus);
+	}
+}
+
+static int restrict_cpus(int n)
+{
+	cpu_set_t set;
+	int i;
+
+	CPU_ZERO(&set);
+	for (i = 0; i < n; i++)
+		CPU_SET(cpu_list[i], &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void print_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ast_bench [-w ms] [-m ms] [-r runs] [-q] [-c cpus] [-t threads] [-b sizes] [-i impls]\n"
+		"  -w/-m/-r  warm-up, measurement (ms) and runs (default 1000, 5000, 3)\n"
+		"  -q        quick: -w 100 -m 400 -r 2\n"
+		"  -c LIST   CPU counts (default 1, 2, 4, ... and N)\n"
+		"  -t LIST   thread counts, half producers (default 10,100,1000; quick 10,100;\n"
+		"            with -m 250 or less 10,100)\n"
+		"  -b LIST   buffer sizes (default 1,10,100; with -m 250 or less 1,16)\n"
+		"  -i LIST   implementations: ast,ast-compete,cv-bcast,cv-pair,futex-bitset\n");
+}
+
+static int parse_impls(const char *s)
+{
+	char *copy = strdup(s), *tok, *save = NULL;
+	int i, mask = 0;
+
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < NR_IMPLS; i++)
+			if (!strcmp(tok, impl_names[i]))
+				break;
+		if (i == NR_IMPLS) {
+			free(copy);
+			return -1;
+		}
+		mask |= 1 << i;
+	}
+	free(copy);
+	return mask;
+}
+
+int main(int argc, char **argv)
+{
+	const char *opt_t = NULL, *opt_b = NULL, *opt_c = NULL;
+	__u32 probe = AST_MUTEX_WORD(0);
+	int opt, ci, ti, si, k, done, quick = 0;
+	cpu_set_t set;
+
+	while ((opt = getopt(argc, argv, "w:m:r:qc:t:b:i:h")) != -1) {
+		switch (opt) {
+		case 'w':
+			warmup_ms = atol(optarg);
+			break;
+		case 'm':
+			measure_ms = atol(optarg);
+			break;
+		case 'r':
+			runs = atol(optarg);
+			break;
+		case 'q':
+			warmup_ms = 100;
+			measure_ms = 400;
+			runs = 2;
+			quick = 1;
+			break;
+		case 'c':
+			opt_c = optarg;
+			break;
+		case 't':
+			opt_t = optarg;
+			break;
+		case 'b':
+			opt_b = optarg;
+			break;
+		case 'i':
+			impl_mask = parse_impls(optarg);
+			if (impl_mask <= 0) {
+				print_usage(stderr);
+				return KSFT_FAIL;
+			}
+			break;
+		case 'h':
+			print_usage(stdout);
+			return KSFT_PASS;
+		default:
+			print_usage(stderr);
+			return KSFT_FAIL;
+		}
+	}
+	if (warmup_ms < 0 || measure_ms < 1 || runs < 1) {
+		print_usage(stderr);
+		return KSFT_FAIL;
+	}
+	if (!opt_t)
+		opt_t = quick || measure_ms <= 250 ? "10,100" : "10,100,1000";
+	if (!opt_b)
+		opt_b = measure_ms <= 250 ? "1,16" : "1,10,100";
+	nr_threads = parse_list(opt_t, threads, MAX_LIST, 2, 4096);
+	nr_sizes = parse_list(opt_b, sizes, MAX_LIST, 1, 1 << 20);
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return KSFT_FAIL;
+	for (k = 0; k < CPU_SETSIZE && nproc < 1024; k++)
+		if (CPU_ISSET(k, &set))
+			cpu_list[nproc++] = k;
+	if (opt_c) {
+		nr_cpus = parse_list(opt_c, cpus, MAX_LIST, 1, 1024);
+	} else {
+		/* 1, 2, 4, ... and all of them: the sweep stays short. */
+		for (k = 1; k < nproc && nr_cpus < MAX_LIST - 1; k *= 2)
+			cpus[nr_cpus++] = k;
+		cpus[nr_cpus++] = nproc;
+	}
+	if (nr_threads <= 0 || nr_sizes <= 0 || nr_cpus <= 0) {
+		print_usage(stderr);
+		return KSFT_FAIL;
+	}
+
+	ksft_print_header();
+	/* The syscalls exist if unlocking a free word is refused. */
+	if ((impl_mask & (1 << IMPL_AST)) &&
+	    (syscall(__NR_ast_mutex_unlock, &probe, 0, AST_MUTEX_PRIVATE) != -1 ||
+	     errno != EPERM))
+		ksft_exit_skip("ast_mutex syscalls not supported\n");
+	for (k = 0, done = 0; k < nr_cpus; k++)
+		done += cpus[k] <= nproc;
+	ksft_set_plan(done * nr_threads * nr_sizes *
+		      __builtin_popcount(impl_mask));
+	ksft_print_msg("ast_bench: warmup %ld ms, measure %ld ms, %ld runs, %d cpus online\n",
+		       warmup_ms, measure_ms, runs, nproc);
+
+	for (ci = 0; ci < nr_cpus; ci++) {
+		if (cpus[ci] > nproc) {
+			ksft_print_msg("ast_bench: skipping cpus=%d (only %d)\n",
+				       cpus[ci], nproc);
+			continue;
+		}
+		if (restrict_cpus(cpus[ci]))
+			ksft_exit_fail_msg("sched_setaffinity: %s\n",
+					   strerror(errno));
+		for (ti = 0; ti < nr_threads; ti++)
+			for (si = 0; si < nr_sizes; si++)
+				run_tuple(threads[ti], sizes[si], cpus[ci]);
+	}
+	restrict_cpus(nproc);
+	ksft_finished();
+}

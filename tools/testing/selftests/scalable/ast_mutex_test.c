@@ -1,0 +1,941 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Functional tests of the AST-sync ast_mutex_lock()/ast_mutex_unlock()
+ * system calls and of the ast_mutex.h user-space library: every error
+ * path (and that an error leaves the word alone), guarded entry, direct
+ * hand-off only to a waiter whose entry set holds the new state and in
+ * FIFO order, timeouts on both clocks, transparent restart on signals,
+ * process-shared use across fork(), robust owner death, a bounded-buffer
+ * stress with hundreds of threads, and an argument fuzz.
+ *
+ * AST_STRESS_ITEMS (environment) sets the items per producer of the
+ * stress test (default 40), AST_FUZZ_ITERS the fuzz iterations (default
+ * 20000).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "../kselftest_harness.h"
+#include "ast_mutex.h"
+
+#define ALL_STATES	(~0ULL)
+#define BIT(s)		AST_MUTEX_STATE_BIT(s)
+
+static __u32 load(__u32 *w)
+{
+	return __atomic_load_n(w, __ATOMIC_SEQ_CST);
+}
+
+/* The kernel has the syscalls if unlocking a free word is refused. */
+static bool ast_supported(void)
+{
+	__u32 w = AST_MUTEX_WORD(0);
+
+	return syscall(__NR_ast_mutex_unlock, &w, 0, AST_MUTEX_PRIVATE) < 0 &&
+	       errno == EPERM;
+}
+
+static void abs_in(struct timespec *ts, clockid_t clk, long ms)
+{
+	clock_gettime(clk, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+static long ms_since(const struct timespec *t0, clockid_t clk)
+{
+	struct timespec t;
+
+	clock_gettime(clk, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 +
+	       (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* Wait until thread @tid sleeps in syscall @nr (from /proc). */
+static int wait_in_syscall(pid_t tid, long nr)
+{
+	char path[64], buf[128];
+	int i, fd, n;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	for (i = 0; i < 20000; i++) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			return -1;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = 0;
+			if (atol(buf) == nr && buf[0] != '-') {
+				/* In the syscall; is it asleep? */
+				snprintf(path, sizeof(path),
+					 "/proc/self/task/%d/stat", tid);
+				fd = open(path, O_RDONLY);
+				n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+				if (fd >= 0)
+					close(fd);
+				if (n > 0) {
+					buf[n] = 0;
+					if (strstr(buf, ") S "))
+						return 0;
+				}
+				snprintf(path, sizeof(path),
+					 "/proc/self/task/%d/syscall", tid);
+			}
+		}
+		usleep(1000);
+	}
+	return -1;
+}
+
+/* ---------------------------------------------------------------- errors */
+
+TEST(einval)
+{
+	__u32 w[2] = { AST_MUTEX_WORD(0), AST_MUTEX_WORD(0) };
+	struct timespec ts = { 0, 0 };
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[0], 0, 0, NULL, 0));
+	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[0], 1, 2, NULL, 0));
+	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[0], 1, 0x80000000, NULL, 0));
+	EXPECT_EQ(-EINVAL, ast_sys_lock((__u32 *)((char *)w + 1), 1, 0,
+					NULL, 0));
+	EXPECT_EQ(-EINVAL, ast_sys_lock((__u32 *)((char *)w + 2), 1,
+					AST_MUTEX_PRIVATE, NULL, 0));
+	/* Bad clock, bad timespec. */
+	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[0], 1, 0, &ts, CLOCK_BOOTTIME));
+	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[0], 1, 0, &ts, 12345));
+	ts.tv_nsec = 1000000000L;
+	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[0], 1, 0, &ts, CLOCK_MONOTONIC));
+	ts.tv_nsec = -1;
+	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[0], 1, 0, &ts, CLOCK_REALTIME));
+	/* Not an AST word: uninitialised, or stray bits beside the state. */
+	w[1] = 0;
+	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[1], ALL_STATES, 0, NULL, 0));
+	EXPECT_EQ(0U, w[1]);
+	w[1] = AST_MUTEX_FREE | 0x1000;
+	EXPECT_EQ(-EINVAL, ast_sys_lock(&w[1], ALL_STATES, 0, NULL, 0));
+	EXPECT_EQ(AST_MUTEX_FREE | 0x1000, w[1]);
+
+	EXPECT_EQ(-EINVAL, ast_sys_unlock(&w[0], 64, 0));
+	EXPECT_EQ(-EINVAL, ast_sys_unlock(&w[0], ~0U, 0));
+	EXPECT_EQ(-EINVAL, ast_sys_unlock(&w[0], 0, 8));
+	EXPECT_EQ(-EINVAL, ast_sys_unlock((__u32 *)((char *)w + 3), 0, 0));
+	EXPECT_EQ(AST_MUTEX_WORD(0), w[0]);
+}
+
+TEST(efault)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct timespec ts;
+	__u32 w = AST_MUTEX_WORD(1);
+	char *map, *ro;
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	map = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	ro = map + pg;
+	*(__u32 *)ro = AST_MUTEX_WORD(1);
+	ASSERT_EQ(0, munmap(map, pg));
+	ASSERT_EQ(0, mprotect(ro, pg, PROT_READ));
+
+	EXPECT_EQ(-EFAULT, ast_sys_lock(NULL, 1, 0, NULL, 0));
+	EXPECT_EQ(-EFAULT, ast_sys_lock((__u32 *)map, 1, 0, NULL, 0));
+	EXPECT_EQ(-EFAULT, ast_sys_lock((__u32 *)map, 1,
+					AST_MUTEX_PRIVATE, NULL, 0));
+	EXPECT_EQ(-EFAULT, ast_sys_unlock((__u32 *)map, 0, 0));
+	EXPECT_EQ(-EFAULT, ast_sys_unlock((__u32 *)map, 0,
+					  AST_MUTEX_PRIVATE));
+	/* Read-only word: entering would write it. */
+	EXPECT_EQ(-EFAULT, ast_sys_lock((__u32 *)ro, 2, 0, NULL, 0));
+	EXPECT_EQ(-EFAULT, ast_sys_lock((__u32 *)ro, 2, AST_MUTEX_PRIVATE,
+					NULL, 0));
+	EXPECT_EQ(AST_MUTEX_WORD(1), *(__u32 *)ro);
+	/* Kernel address. */
+	EXPECT_EQ(-EFAULT, ast_sys_lock((__u32 *)-4096L, 1,
+					AST_MUTEX_PRIVATE, NULL, 0));
+	/* Bad timeout pointer. */
+	EXPECT_EQ(-EFAULT, ast_sys_lock(&w, 2, 0, (struct timespec *)map,
+					CLOCK_MONOTONIC));
+	EXPECT_EQ(AST_MUTEX_WORD(1), w);
+	abs_in(&ts, CLOCK_MONOTONIC, 0);
+	EXPECT_EQ(1, ast_sys_lock(&w, 2, 0, &ts, CLOCK_MONOTONIC));
+	munmap(ro, pg);
+}
+
+TEST(eperm_edeadlk)
+{
+	__u32 w = AST_MUTEX_WORD(3);
+	__u32 tid = syscall(SYS_gettid);
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	/* Unlock of a free word, or of one another task owns. */
+	EXPECT_EQ(-EPERM, ast_sys_unlock(&w, 1, AST_MUTEX_PRIVATE));
+	EXPECT_EQ(AST_MUTEX_WORD(3), w);
+	w = tid + 1;
+	EXPECT_EQ(-EPERM, ast_sys_unlock(&w, 1, AST_MUTEX_PRIVATE));
+	EXPECT_EQ(tid + 1, w);
+	w = (tid + 1) | AST_MUTEX_WAITERS;
+	EXPECT_EQ(-EPERM, ast_sys_unlock(&w, 1, 0));
+	EXPECT_EQ((tid + 1) | AST_MUTEX_WAITERS, w);
+
+	w = AST_MUTEX_WORD(3);
+	EXPECT_EQ(3, ast_sys_lock(&w, BIT(3), AST_MUTEX_PRIVATE, NULL, 0));
+	EXPECT_EQ(tid, w);
+	EXPECT_EQ(-EDEADLK, ast_sys_lock(&w, ALL_STATES, AST_MUTEX_PRIVATE,
+					 NULL, 0));
+	EXPECT_EQ(tid, w);
+	EXPECT_EQ(0, ast_sys_unlock(&w, 7, AST_MUTEX_PRIVATE));
+	EXPECT_EQ(AST_MUTEX_WORD(7), w);
+	EXPECT_EQ(-EPERM, ast_sys_unlock(&w, 7, AST_MUTEX_PRIVATE));
+}
+
+/* -------------------------------------------------------- basic semantics */
+
+TEST(guarded_entry_64_states)
+{
+	struct ast_mutex m;
+	int s;
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	ASSERT_EQ(0, ast_mutex_init(&m, 5, AST_MUTEX_PRIVATE));
+	EXPECT_EQ(-EINVAL, ast_mutex_init(&m, 64, 0));
+	ASSERT_EQ(0, ast_mutex_init(&m, 5, AST_MUTEX_PRIVATE));
+	EXPECT_EQ(5, ast_mutex_lock(&m, ALL_STATES));
+	EXPECT_EQ(-EBUSY, ast_mutex_destroy(&m));
+	EXPECT_EQ(0, ast_mutex_unlock(&m, 63));
+	EXPECT_EQ(AST_MUTEX_WORD(63), m.word);
+	EXPECT_EQ(-EBUSY, ast_mutex_trylock(&m, BIT(62)));
+	EXPECT_EQ(63, ast_mutex_lock(&m, BIT(63)));
+	EXPECT_EQ(0, ast_mutex_unlock(&m, 32));
+	/* The kernel path returns the state too. */
+	EXPECT_EQ(32, ast_sys_lock(&m.word, BIT(32) | BIT(0), 0, NULL, 0));
+	EXPECT_EQ(0, ast_sys_unlock(&m.word, 0, 0));
+	for (s = 0; s < 64; s++) {
+		EXPECT_EQ(0, ast_mutex_init(&m, s, 0));
+		EXPECT_EQ(s, ast_mutex_trylock(&m, BIT(s)));
+		EXPECT_EQ(0, ast_mutex_unlock(&m, (s + 1) % 64));
+	}
+	EXPECT_EQ(0, ast_mutex_destroy(&m));
+}
+
+/* Uncontended entry and exit never enter the kernel. */
+TEST(fast_path_stays_in_user_space)
+{
+	struct ast_mutex m;
+	unsigned long calls;
+	int i;
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	ASSERT_EQ(0, ast_mutex_init(&m, 0, AST_MUTEX_PRIVATE));
+	calls = ast_kernel_calls;
+	for (i = 0; i < 1000; i++) {
+		EXPECT_EQ(i % 64, ast_mutex_lock(&m, BIT(i % 64)));
+		EXPECT_EQ(0, ast_mutex_unlock(&m, (i + 1) % 64));
+	}
+	EXPECT_EQ(calls, ast_kernel_calls);
+	/* A lock that must wait or fail does enter it. */
+	EXPECT_EQ(40, ast_mutex_lock(&m, BIT(40)));
+	EXPECT_EQ(-EDEADLK, ast_mutex_lock(&m, BIT(40)));
+	EXPECT_EQ(calls + 1, ast_kernel_calls);
+	EXPECT_EQ(0, ast_mutex_unlock(&m, 0));
+	EXPECT_EQ(calls + 1, ast_kernel_calls);
+}
+
+/* ------------------------------------------------------------ hand-off */
+
+struct waiter {
+	struct ast_mutex *m;
+	__u64 mask;
+	unsigned int exit_state;
+	pid_t tid;
+	int got;
+	__u32 word_at_entry;
+	int *order, *nr_order;
+	int id;
+	int rt_prio;
+	bool started;
+};
+
+static void *waiter_fn(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->tid = syscall(SYS_gettid);
+	if (w->rt_prio) {
+		struct sched_param sp = { .sched_priority = w->rt_prio };
+
+		if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp))
+			w->rt_prio = -1;
+	}
+	__atomic_store_n(&w->started, true, __ATOMIC_SEQ_CST);
+	w->got = ast_mutex_lock(w->m, w->mask);
+	w->word_at_entry = load(&w->m->word);
+	if (w->order)
+		w->order[(*w->nr_order)++] = w->id;
+	ast_mutex_unlock(w->m, w->exit_state);
+	return NULL;
+}
+
+static void start_waiter(struct __test_metadata *_metadata, pthread_t *th,
+			 struct waiter *w)
+{
+	ASSERT_EQ(0, pthread_create(th, NULL, waiter_fn, w));
+	while (!__atomic_load_n(&w->started, __ATOMIC_SEQ_CST))
+		usleep(100);
+	ASSERT_EQ(0, wait_in_syscall(w->tid, __NR_ast_mutex_lock));
+}
+
+TEST(handoff_to_matching_waiter)
+{
+	struct ast_mutex m;
+	struct waiter w[3] = {
+		{ .mask = BIT(1), .exit_state = 1, .id = 0 },
+		{ .mask = BIT(2), .exit_state = 1, .id = 1 },
+		{ .mask = BIT(1) | BIT(40), .exit_state = 9, .id = 2 },
+	};
+	int order[3], nr = 0, i, r;
+	pthread_t th[3];
+	__u32 v;
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	ASSERT_EQ(0, ast_mutex_init(&m, 0, AST_MUTEX_PRIVATE));
+	ASSERT_EQ(0, ast_mutex_lock(&m, BIT(0)));
+	for (i = 0; i < 3; i++) {
+		w[i].m = &m;
+		w[i].order = order;
+		w[i].nr_order = &nr;
+		start_waiter(_metadata, &th[i], &w[i]);
+	}
+	v = load(&m.word);
+	EXPECT_EQ((__u32)ast_gettid() | AST_MUTEX_WAITERS, v);
+
+	/* State 0 and 3 suit nobody: freed, every waiter stays asleep. */
+	EXPECT_EQ(0, ast_mutex_unlock(&m, 3));
+	EXPECT_EQ(AST_MUTEX_WORD(3) | AST_MUTEX_WAITERS, load(&m.word));
+	EXPECT_EQ(3, ast_mutex_lock(&m, BIT(3)));
+	EXPECT_EQ(0, ast_mutex_unlock(&m, 0));
+	EXPECT_EQ(0, ast_mutex_lock(&m, BIT(0)));
+	usleep(20000);
+	EXPECT_EQ(0, nr);
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(0, wait_in_syscall(w[i].tid, __NR_ast_mutex_lock));
+
+	/*
+	 * Unlock into 2: handed to w[1] directly (the word names it before
+	 * it even runs); w[1] leaves in 1, which goes to w[0] (first in
+	 * FIFO order), which leaves in 1 again for w[2].
+	 */
+	r = ast_sys_unlock(&m.word, 2, AST_MUTEX_PRIVATE);
+	EXPECT_EQ(1, r);
+	v = load(&m.word);
+	EXPECT_TRUE(v == ((__u32)w[1].tid | AST_MUTEX_WAITERS) ||
+		    nr > 0);
+	for (i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	ASSERT_EQ(3, nr);
+	EXPECT_EQ(1, order[0]);
+	EXPECT_EQ(0, order[1]);
+	EXPECT_EQ(2, order[2]);
+	EXPECT_EQ(2, w[1].got);
+	EXPECT_EQ(1, w[0].got);
+	EXPECT_EQ(1, w[2].got);
+	EXPECT_EQ((__u32)w[1].tid | AST_MUTEX_WAITERS, w[1].word_at_entry);
+	EXPECT_EQ((__u32)w[0].tid | AST_MUTEX_WAITERS, w[0].word_at_entry);
+	/* The last one is alone: no waiters bit. */
+	EXPECT_EQ((__u32)w[2].tid, w[2].word_at_entry);
+	EXPECT_EQ(AST_MUTEX_WORD(9), load(&m.word));
+}
+
+TEST(handoff_fifo)
+{
+	enum { N = 6 };
+	struct waiter w[N];
+	struct ast_mutex m;
+	int order[N], nr = 0, i;
+	pthread_t th[N];
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	ASSERT_EQ(0, ast_mutex_init(&m, 0, 0));
+	ASSERT_EQ(0, ast_mutex_lock(&m, BIT(0)));
+	memset(w, 0, sizeof(w));
+	for (i = 0; i < N; i++) {
+		w[i].m = &m;
+		w[i].mask = BIT(1) | BIT(2);
+		w[i].exit_state = 1 + (i & 1);
+		w[i].order = order;
+		w[i].nr_order = &nr;
+		w[i].id = i;
+		start_waiter(_metadata, &th[i], &w[i]);
+	}
+	EXPECT_EQ(0, ast_mutex_unlock(&m, 2));
+	for (i = 0; i < N; i++)
+		pthread_join(th[i], NULL);
+	ASSERT_EQ(N, nr);
+	for (i = 0; i < N; i++)
+		EXPECT_EQ(i, order[i]);
+	EXPECT_EQ(AST_MUTEX_WORD(1 + ((N - 1) & 1)), load(&m.word));
+}
+
+/* AST_MUTEX_WAKE_ONLY frees the word and wakes the matching waiter. */
+TEST(wake_only_unlock)
+{
+	struct waiter w = { .mask = BIT(1) | BIT(2), .exit_state = 3 };
+	struct ast_mutex m;
+	pthread_t th;
+	__u32 v;
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	/* Not a lock flag. */
+	EXPECT_EQ(-EINVAL, ast_sys_lock(&m.word, 1, AST_MUTEX_WAKE_ONLY, NULL,
+					0));
+	ASSERT_EQ(0, ast_mutex_init(&m, 0, AST_MUTEX_PRIVATE |
+				    AST_MUTEX_COMPETE));
+	ASSERT_EQ(0, ast_mutex_lock(&m, BIT(0)));
+	EXPECT_EQ(0, ast_sys_unlock(&m.word, 1, AST_MUTEX_PRIVATE |
+				    AST_MUTEX_WAKE_ONLY));
+	EXPECT_EQ(AST_MUTEX_WORD(1), load(&m.word));
+	ASSERT_EQ(1, ast_mutex_lock(&m, BIT(1)));
+	w.m = &m;
+	start_waiter(_metadata, &th, &w);
+	/* Freed in state 2 (not handed over); the waiter takes it itself. */
+	EXPECT_EQ(1, ast_sys_unlock(&m.word, 2, AST_MUTEX_PRIVATE |
+				    AST_MUTEX_WAKE_ONLY));
+	v = load(&m.word);
+	EXPECT_TRUE(v == AST_MUTEX_WORD(2) || v == (__u32)w.tid ||
+		    v == AST_MUTEX_WORD(3));
+	pthread_join(th, NULL);
+	EXPECT_EQ(2, w.got);
+	EXPECT_EQ((__u32)w.tid, w.word_at_entry);
+	EXPECT_EQ(AST_MUTEX_WORD(3), load(&m.word));
+	/* The library's COMPETE attribute uses it. */
+	EXPECT_EQ(3, ast_mutex_lock(&m, BIT(3)));
+	EXPECT_EQ(0, ast_mutex_unlock(&m, 4));
+	EXPECT_EQ(AST_MUTEX_WORD(4), load(&m.word));
+}
+
+/* A real-time waiter is queued ahead of earlier SCHED_OTHER waiters. */
+TEST(handoff_priority)
+{
+	struct waiter w[3] = {
+		{ .mask = BIT(1), .exit_state = 1, .id = 0 },
+		{ .mask = BIT(1), .exit_state = 1, .id = 1 },
+		{ .mask = BIT(1), .exit_state = 1, .id = 2, .rt_prio = 10 },
+	};
+	int order[3], nr = 0, i;
+	struct ast_mutex m;
+	pthread_t th[3];
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	ASSERT_EQ(0, ast_mutex_init(&m, 0, AST_MUTEX_PRIVATE));
+	ASSERT_EQ(0, ast_mutex_lock(&m, BIT(0)));
+	for (i = 0; i < 3; i++) {
+		w[i].m = &m;
+		w[i].order = order;
+		w[i].nr_order = &nr;
+		start_waiter(_metadata, &th[i], &w[i]);
+	}
+	if (w[2].rt_prio < 0) {
+		EXPECT_EQ(0, ast_mutex_unlock(&m, 1));
+		for (i = 0; i < 3; i++)
+			pthread_join(th[i], NULL);
+		SKIP(return, "SCHED_FIFO not permitted");
+	}
+	EXPECT_EQ(0, ast_mutex_unlock(&m, 1));
+	for (i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	ASSERT_EQ(3, nr);
+	EXPECT_EQ(2, order[0]);
+	EXPECT_EQ(0, order[1]);
+	EXPECT_EQ(1, order[2]);
+}
+
+/* ------------------------------------------------------------- timeouts */
+
+static void *hold_fn(void *arg)
+{
+	struct ast_mutex *m = arg;
+
+	ast_mutex_lock(m, ALL_STATES);
+	return NULL;
+}
+
+static void check_timeout(struct __test_metadata *_metadata, clockid_t clk,
+			  unsigned int flags)
+{
+	struct timespec t0, ts;
+	struct ast_mutex m;
+	pthread_t th;
+	__u32 v;
+
+	/* Free but in the wrong state. */
+	ASSERT_EQ(0, ast_mutex_init(&m, 4, flags));
+	clock_gettime(clk, &t0);
+	abs_in(&ts, clk, 100);
+	EXPECT_EQ(-ETIMEDOUT, ast_mutex_timedlock(&m, BIT(5), &ts, clk));
+	EXPECT_GE(ms_since(&t0, clk), 99);
+	EXPECT_EQ(AST_MUTEX_WORD(4), load(&m.word));
+
+	/* Locked by another thread (which stays the owner). */
+	ASSERT_EQ(0, pthread_create(&th, NULL, hold_fn, &m));
+	pthread_join(th, NULL);
+	v = load(&m.word);
+	EXPECT_FALSE(v & AST_MUTEX_FREE);
+	clock_gettime(clk, &t0);
+	abs_in(&ts, clk, 100);
+	EXPECT_EQ(-ETIMEDOUT, ast_mutex_timedlock(&m, ALL_STATES, &ts, clk));
+	EXPECT_GE(ms_since(&t0, clk), 99);
+	EXPECT_EQ(v, load(&m.word));
+
+	/* A timeout in the past does not stop a free, matching entry. */
+	ASSERT_EQ(0, ast_mutex_init(&m, 4, flags));
+	ts.tv_sec = 0;
+	ts.tv_nsec = 0;
+	EXPECT_EQ(4, ast_sys_lock(&m.word, BIT(4), flags, &ts, clk));
+	EXPECT_EQ(0, ast_mutex_unlock(&m, 4));
+}
+
+TEST(timeout_monotonic)
+{
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	check_timeout(_metadata, CLOCK_MONOTONIC, AST_MUTEX_PRIVATE);
+	check_timeout(_metadata, CLOCK_MONOTONIC, 0);
+}
+
+TEST(timeout_realtime)
+{
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	check_timeout(_metadata, CLOCK_REALTIME, AST_MUTEX_PRIVATE);
+	check_timeout(_metadata, CLOCK_REALTIME, 0);
+}
+
+/* -------------------------------------------------------------- signals */
+
+static int nr_signals;
+
+static void on_sigusr1(int sig)
+{
+	__atomic_fetch_add(&nr_signals, 1, __ATOMIC_SEQ_CST);
+}
+
+TEST(signals_restart)
+{
+	struct sigaction sa = { .sa_handler = on_sigusr1 };
+	struct waiter w = { .mask = BIT(6), .exit_state = 0 };
+	struct ast_mutex m;
+	pthread_t th;
+	int i;
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	/* No SA_RESTART: the lock must restart anyway, never EINTR. */
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	ASSERT_EQ(0, ast_mutex_init(&m, 0, AST_MUTEX_PRIVATE));
+	w.m = &m;
+	start_waiter(_metadata, &th, &w);
+	for (i = 0; i < 10; i++) {
+		ASSERT_EQ(0, pthread_kill(th, SIGUSR1));
+		while (__atomic_load_n(&nr_signals, __ATOMIC_SEQ_CST) != i + 1)
+			usleep(100);
+		ASSERT_EQ(0, wait_in_syscall(w.tid, __NR_ast_mutex_lock));
+	}
+	EXPECT_EQ(10, __atomic_load_n(&nr_signals, __ATOMIC_SEQ_CST));
+	EXPECT_EQ(AST_MUTEX_WORD(0) | AST_MUTEX_WAITERS, load(&m.word));
+	EXPECT_EQ(0, ast_mutex_lock(&m, BIT(0)));
+	EXPECT_EQ(0, ast_mutex_unlock(&m, 6));
+	pthread_join(th, NULL);
+	EXPECT_EQ(6, w.got);
+	EXPECT_EQ(AST_MUTEX_WORD(0), load(&m.word));
+}
+
+/* -------------------------------------------------------- shared / robust */
+
+static struct ast_mutex *shared_mutex(struct __test_metadata *_metadata)
+{
+	struct ast_mutex *m = mmap(NULL, sysconf(_SC_PAGESIZE),
+				   PROT_READ | PROT_WRITE,
+				   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	ASSERT_NE(MAP_FAILED, m) {
+		return NULL;
+	}
+	return m;
+}
+
+TEST(process_shared)
+{
+	struct ast_mutex *m = shared_mutex(_metadata);
+	int st, i;
+	pid_t pid;
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	ASSERT_EQ(0, ast_mutex_init(m, 0, 0));
+	ASSERT_EQ(0, ast_mutex_lock(m, BIT(0)));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		int s = ast_mutex_lock(m, BIT(1));
+
+		if (s != 1)
+			_exit(10);
+		if ((load(&m->word) & AST_MUTEX_TID_MASK) !=
+		    (__u32)syscall(SYS_gettid))
+			_exit(11);
+		_exit(ast_mutex_unlock(m, 2) ? 12 : 0);
+	}
+	for (i = 0; i < 5000 && !(load(&m->word) & AST_MUTEX_WAITERS); i++)
+		usleep(1000);
+	EXPECT_TRUE(load(&m->word) & AST_MUTEX_WAITERS);
+	EXPECT_EQ(0, ast_mutex_unlock(m, 1));
+	EXPECT_EQ(2, ast_mutex_lock(m, BIT(2)));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	EXPECT_EQ(0, ast_mutex_unlock(m, 0));
+	munmap(m, sysconf(_SC_PAGESIZE));
+}
+
+TEST(robust_owner_death)
+{
+	struct waiter w = { .mask = BIT(9), .exit_state = 9 };
+	struct ast_mutex *m = shared_mutex(_metadata);
+	int st, p[2];
+	pthread_t th;
+	pid_t pid;
+	char c;
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	ASSERT_EQ(0, ast_mutex_init(m, 2, AST_MUTEX_ROBUST));
+	EXPECT_EQ(-EINVAL, ast_mutex_init(m, 2, AST_MUTEX_ROBUST |
+					  AST_MUTEX_PRIVATE));
+	ASSERT_EQ(0, ast_mutex_init(m, 2, AST_MUTEX_ROBUST));
+	ASSERT_EQ(0, pipe(p));
+
+	/* 1: the owner dies, nobody waits; the next locker gets it. */
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		if (ast_mutex_lock(m, BIT(2)) != 2)
+			_exit(1);
+		_exit(0);	/* dies holding it */
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_EQ(0, WEXITSTATUS(st));
+	EXPECT_EQ(AST_MUTEX_OWNER_DIED, load(&m->word));
+	EXPECT_EQ(-EOWNERDEAD, ast_mutex_lock(m, BIT(7)));
+	EXPECT_EQ((__u32)ast_gettid(), load(&m->word));
+	EXPECT_EQ(0, ast_mutex_unlock(m, 3));
+	EXPECT_EQ(3, ast_mutex_lock(m, BIT(3)));
+	EXPECT_EQ(0, ast_mutex_unlock(m, 3));
+
+	/* 2: the owner dies while a thread waits for a state it never makes. */
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		if (ast_mutex_lock(m, BIT(3)) != 3)
+			_exit(1);
+		if (write(p[1], "x", 1) != 1)
+			_exit(2);
+		pause();
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(p[0], &c, 1));
+	w.m = m;
+	start_waiter(_metadata, &th, &w);
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	pthread_join(th, NULL);
+	EXPECT_EQ(-EOWNERDEAD, w.got);
+	EXPECT_EQ((__u32)w.tid, w.word_at_entry);
+	EXPECT_EQ(AST_MUTEX_WORD(9), load(&m->word));
+	EXPECT_EQ(9, ast_mutex_lock(m, BIT(9)));
+	EXPECT_EQ(0, ast_mutex_unlock(m, 1));
+	EXPECT_EQ(AST_MUTEX_WORD(1), load(&m->word));
+	munmap(m, sysconf(_SC_PAGESIZE));
+}
+
+/* --------------------------------------------------------------- stress */
+
+enum { S_EMPTY = 0, S_MID = 33, S_FULL = 63 };
+
+struct bbuf {
+	struct ast_mutex m;
+	int size, count, head, tail;
+	int *slot;
+	int *seen;
+	int items_per_producer;
+	int errors;
+};
+
+static void *producer(void *arg)
+{
+	struct bbuf *b = ((void **)arg)[0];
+	long id = (long)((void **)arg)[1];
+	int i, s;
+
+	for (i = 0; i < b->items_per_producer; i++) {
+		s = ast_mutex_lock(&b->m, BIT(S_EMPTY) | BIT(S_MID));
+		if (s != (b->count ? S_MID : S_EMPTY) || b->count >= b->size)
+			__atomic_fetch_add(&b->errors, 1, __ATOMIC_RELAXED);
+		b->slot[b->tail] = id * b->items_per_producer + i;
+		b->tail = (b->tail + 1) % b->size;
+		b->count++;
+		ast_mutex_unlock(&b->m, b->count == b->size ? S_FULL : S_MID);
+	}
+	return NULL;
+}
+
+static void *consumer(void *arg)
+{
+	struct bbuf *b = ((void **)arg)[0];
+	int i, s, item;
+
+	for (i = 0; i < b->items_per_producer; i++) {
+		s = ast_mutex_lock(&b->m, BIT(S_FULL) | BIT(S_MID));
+		if (s != (b->count == b->size ? S_FULL : S_MID) || b->count <= 0)
+			__atomic_fetch_add(&b->errors, 1, __ATOMIC_RELAXED);
+		item = b->slot[b->head];
+		b->head = (b->head + 1) % b->size;
+		b->count--;
+		ast_mutex_unlock(&b->m, b->count ? S_MID : S_EMPTY);
+		__atomic_fetch_add(&b->seen[item], 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static int env_int(const char *name, int def)
+{
+	const char *v = getenv(name);
+
+	return v && atoi(v) > 0 ? atoi(v) : def;
+}
+
+FIXTURE(stress) {
+	int dummy;
+};
+
+FIXTURE_SETUP(stress)
+{
+}
+
+FIXTURE_TEARDOWN(stress)
+{
+}
+
+TEST_F_TIMEOUT(stress, bounded_buffers, 600)
+{
+	static const int sizes[] = { 1, 3, 16, 256 };
+	int pairs = 100, k, i, n, bad;
+	pthread_attr_t attr;
+	pthread_t *th;
+	void **args;
+	struct bbuf b;
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	th = calloc(2 * pairs, sizeof(*th));
+	args = calloc(4 * pairs, sizeof(*args));
+	ASSERT_TRUE(th && args);
+	for (k = 0; k < (int)ARRAY_SIZE(sizes); k++) {
+		memset(&b, 0, sizeof(b));
+		b.size = sizes[k];
+		b.items_per_producer = env_int("AST_STRESS_ITEMS", 40);
+		n = pairs * b.items_per_producer;
+		b.slot = calloc(b.size, sizeof(int));
+		b.seen = calloc(n, sizeof(int));
+		ASSERT_TRUE(b.slot && b.seen);
+		ASSERT_EQ(0, ast_mutex_init(&b.m, S_EMPTY, AST_MUTEX_PRIVATE));
+		for (i = 0; i < pairs; i++) {
+			args[2 * i] = &b;
+			args[2 * i + 1] = (void *)(long)i;
+			ASSERT_EQ(0, pthread_create(&th[2 * i], &attr, producer,
+						    &args[2 * i]));
+			ASSERT_EQ(0, pthread_create(&th[2 * i + 1], &attr,
+						    consumer, &args[2 * i]));
+		}
+		for (i = 0; i < 2 * pairs; i++)
+			pthread_join(th[i], NULL);
+		for (i = 0, bad = 0; i < n; i++)
+			bad += b.seen[i] != 1;
+		EXPECT_EQ(0, bad);
+		EXPECT_EQ(0, b.errors);
+		EXPECT_EQ(0, b.count);
+		EXPECT_EQ(AST_MUTEX_WORD(S_EMPTY), load(&b.m.word));
+		TH_LOG("buffer size %d: %d threads, %d items, exactly once",
+		       b.size, 2 * pairs, n);
+		free(b.slot);
+		free(b.seen);
+	}
+	free(th);
+	free(args);
+}
+
+/* ----------------------------------------------------------------- fuzz */
+
+static __u64 rnd_state = 0x9e3779b97f4a7c15ULL;
+
+static __u64 rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+static bool allowed(long r, const long *set, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (r == set[i])
+			return true;
+	return false;
+}
+
+TEST_F_TIMEOUT(stress, fuzz, 600)
+{
+	static const long lock_err[] = { -EINVAL, -EFAULT, -EDEADLK,
+					 -ETIMEDOUT, -EOWNERDEAD };
+	static const long unlock_err[] = { -EINVAL, -EFAULT, -EPERM, 0, 1 };
+	long pg = sysconf(_SC_PAGESIZE), r;
+	int iters = env_int("AST_FUZZ_ITERS", 20000), i, bad = 0;
+	__u32 tid = syscall(SYS_gettid), before, after;
+	char *rw, *ro, *gone;
+	struct timespec past = { 0, 1 }, *tp;
+	__u32 *addr;
+	bool readable;
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	rw = mmap(NULL, 3 * pg, PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, rw);
+	ro = rw + pg;
+	gone = rw + 2 * pg;
+	ASSERT_EQ(0, munmap(gone, pg));
+	for (i = 0; i < iters; i++) {
+		__u64 x = rnd();
+		unsigned int flags = (x & 1) ? AST_MUTEX_PRIVATE : 0;
+		__u32 val;
+		int kind = (x >> 1) % 8;
+
+		if (x & (1ULL << 60))
+			flags |= 1U << ((x >> 40) % 32);
+		switch ((x >> 8) % 4) {
+		case 0:
+			val = AST_MUTEX_WORD(rnd() % 64) |
+			      ((x & 0x100000) ? AST_MUTEX_WAITERS : 0);
+			break;
+		case 1:
+			val = (x & 0x200000) ? tid : tid + 1 + (rnd() % 5);
+			break;
+		case 2:
+			val = (__u32)rnd();
+			break;
+		default:
+			val = AST_MUTEX_OWNER_DIED;
+			break;
+		}
+		readable = true;
+		switch ((x >> 12) % 6) {
+		case 0:
+			addr = (__u32 *)(rw + (rnd() % (pg / 4)) * 4);
+			break;
+		case 1:
+			addr = (__u32 *)(rw + 1 + (rnd() % (pg - 8)));
+			break;
+		case 2:
+			addr = (__u32 *)ro;
+			break;
+		case 3:
+			addr = (__u32 *)gone;
+			readable = false;
+			break;
+		case 4:
+			addr = NULL;
+			readable = false;
+			break;
+		default:
+			addr = (__u32 *)(uintptr_t)(0xffff800000000000ULL |
+						      (rnd() & ~3ULL));
+			readable = false;
+			break;
+		}
+		if (addr == (__u32 *)ro) {
+			mprotect(ro, pg, PROT_READ | PROT_WRITE);
+			*addr = val;
+			mprotect(ro, pg, PROT_READ);
+		} else if (readable) {
+			*addr = val;
+		}
+		before = readable ? *addr : 0;
+		/* Never block: a timeout in the past, or a bad pointer. */
+		tp = (x & (1ULL << 50)) ? (struct timespec *)gone : &past;
+		if (kind < 5) {
+			r = ast_sys_lock(addr, (x & (1ULL << 51)) ? 0 : rnd(),
+					 flags, tp,
+					 (x & (1ULL << 52)) ? CLOCK_REALTIME :
+					 (x & (1ULL << 53)) ? (int)(rnd() % 16) :
+					 CLOCK_MONOTONIC);
+			after = readable ? *addr : 0;
+			if (r >= 0 && r < 64)
+				;
+			else if (!allowed(r, lock_err, 5))
+				bad++;
+			else if (r != -EOWNERDEAD && before != after)
+				bad++;
+		} else {
+			r = ast_sys_unlock(addr, (x & (1ULL << 54)) ?
+					   rnd() % 70 : (__u32)rnd(), flags);
+			after = readable ? *addr : 0;
+			if (!allowed(r, unlock_err, 5))
+				bad++;
+			else if (r < 0 && before != after)
+				bad++;
+		}
+		if (bad == 1) {
+			TH_LOG("iteration %d: r=%ld word %#x -> %#x", i, r,
+			       before, after);
+			bad++;
+		}
+	}
+	EXPECT_EQ(0, bad);
+	munmap(rw, 2 * pg);
+}
+
+TEST_HARNESS_MAIN
