@@ -176,9 +176,8 @@ def cmd_check(args):
 	# sparse (C=2 forces a check of each file) and W=1 on our kernel C files.
 	owner = S.series_files(S.series_patches())
 	cfiles = kernel_c_files(owner)
-	obj = os.path.join(S.BUILD, 'release')
-	if not os.path.exists(os.path.join(obj, '.config')):
-		S.build_kernel('release')
+	# Build first: the objects must come from the current .config.
+	obj = S.build_kernel('release')
 	if cfiles:
 		objs = [f[:-2] + '.o' for f in cfiles]
 		with S.machine_lock('sparse and W=1'):
