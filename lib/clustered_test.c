@@ -13,6 +13,7 @@
 #include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/rcupdate.h>
+#include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 

@@ -110,6 +110,7 @@ void qdo_barrier(void);
 unsigned long qdo_get_state(void);
 unsigned long qdo_start_poll(void);
 bool qdo_poll_state(unsigned long cookie);
+u64 qdo_daemon_ns(void);
 
 #else /* !CONFIG_QDO */
 

@@ -72,7 +72,7 @@
 /*
  * Daemon period in microseconds while requests are pending.  The thesis
  * used 10 ms (section 5.3.2); the default here comes from the latency
- * benchmark in tools/testing/selftests/scalable/qdo_bench.c, see the
+ * benchmark in tools/testing/selftests/scalable/qdo_latency.c, see the
  * commit message.
  */
 static unsigned int period_us = 4000;
@@ -118,6 +118,7 @@ struct qdo_cpu {
 	unsigned long		nr_wakeups;	/* daemon passes */
 	unsigned long		nr_timer;	/* timer expiries */
 	unsigned long		nr_migrated;	/* requests moved by hotplug */
+	u64			ns_busy;	/* time in daemon passes */
 	unsigned long		hist[QDO_HIST_BUCKETS];
 
 	/* qdo_barrier() counts, indexed by phase; summed over CPUs. */
@@ -452,6 +453,7 @@ static void qdo_daemon(unsigned int cpu)
 {
 	struct qdo_cpu *qc = this_cpu_ptr(&qdo_cpus);
 	struct llist_node *n, *next;
+	u64 t0 = ktime_get_ns();
 
 	WRITE_ONCE(qc->kick, false);
 	qc->nr_wakeups++;
@@ -480,7 +482,26 @@ static void qdo_daemon(unsigned int cpu)
 	} else {
 		qdo_set_busy(qc, false);
 	}
+	WRITE_ONCE(qc->ns_busy, qc->ns_busy + ktime_get_ns() - t0);
 }
+
+/**
+ * qdo_daemon_ns() - CPU time spent in QDo daemon passes, all CPUs
+ *
+ * Detection, execution hand-off and the callbacks themselves, for cost
+ * measurements.  Context: any.
+ * Return: the total in nanoseconds since boot.
+ */
+u64 qdo_daemon_ns(void)
+{
+	unsigned int cpu;
+	u64 ns = 0;
+
+	for_each_possible_cpu(cpu)
+		ns += READ_ONCE(per_cpu(qdo_cpus, cpu).ns_busy);
+	return ns;
+}
+EXPORT_SYMBOL_GPL(qdo_daemon_ns);
 
 static struct smp_hotplug_thread qdo_threads = {
 	.store			= &qdo_task,
@@ -779,6 +800,7 @@ static int qdo_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "timer %lu\nmigrated %lu\npending %lu\nhooks %d\nperiod_us %u\n",
 		   tim, mig, qdo_inflight(0) + qdo_inflight(1),
 		   static_key_enabled(&qdo_hooks_key), READ_ONCE(period_us));
+	seq_printf(m, "daemon_ns %llu\n", qdo_daemon_ns());
 	seq_puts(m, "latency_us_histogram (bucket: [2^(b-1), 2^b) us)\n");
 	for (b = 0; b < QDO_HIST_BUCKETS; b++)
 		if (hist[b])

@@ -12,6 +12,7 @@
 #include <linux/kthread.h>
 #include <linux/qdo.h>
 #include <linux/rcupdate.h>
+#include <linux/sched/task.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 
