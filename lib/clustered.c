@@ -181,17 +181,27 @@ struct clustered_obj *clustered_lookup(u32 id)
 EXPORT_SYMBOL_GPL(clustered_lookup);
 
 /**
- * clustered_iter_begin() - start clustered_for_each_rep()
+ * clustered_iter_start() - start clustered_for_each_rep()
  * @co: the object
+ * @repp: the caller's cursor
+ *
+ * Records this CPU in @co->accessed, so that the reps it meets stay valid
+ * until the end of its read-side section.
  *
  * Context: preemption disabled.
- * Return: the iterator's start position; an end position if @co is dying.
+ * Return: the iterator, already at its end if @co is dying.
  */
-int clustered_iter_begin(struct clustered_obj *co)
+struct clustered_iter clustered_iter_start(struct clustered_obj *co, void **repp)
 {
-	return clustered_touch(co, smp_processor_id()) ? -1 : INT_MAX;
+	struct clustered_iter it = {
+		.co = co,
+		.repp = repp,
+		.pos = clustered_touch(co, smp_processor_id()) ? -1 : INT_MAX,
+	};
+
+	return it;
 }
-EXPORT_SYMBOL_GPL(clustered_iter_begin);
+EXPORT_SYMBOL_GPL(clustered_iter_start);
 
 /**
  * clustered_next_rep() - step clustered_for_each_rep()

@@ -79,11 +79,10 @@ long clustered_counter_sum(struct clustered_counter *cc)
 	struct clustered_counter_rep *rep;
 	unsigned long flags;
 	long sum;
-	int pos;
 
 	spin_lock_irqsave(&cc->lock, flags);
 	sum = atomic_long_read(&cc->root);
-	clustered_for_each_rep(&cc->co, rep, pos)
+	clustered_for_each_rep(&cc->co, rep)
 		sum += local_read(&rep->count);
 	spin_unlock_irqrestore(&cc->lock, flags);
 	return sum;

@@ -95,9 +95,9 @@ static noinline void *clustered_test_hit(struct clustered_obj *co)
 	return clustered_rep(co);
 }
 
-static noinline void *clustered_test_plain(void * __percpu *slot)
+static noinline void *clustered_test_plain(struct clustered_obj *co)
 {
-	return this_cpu_read(*slot);
+	return this_cpu_read(*co->slot);
 }
 
 static void clustered_test_hit_miss(struct kunit *test)
@@ -108,11 +108,11 @@ static void clustered_test_hit_miss(struct kunit *test)
 	int cpu;
 
 	cpu = get_cpu();
-	KUNIT_EXPECT_NULL(test, clustered_test_plain(o->co.slot));
+	KUNIT_EXPECT_NULL(test, clustered_test_plain(&o->co));
 	r1 = clustered_test_hit(&o->co);		/* miss */
 	misses = o->co.nr_misses;
 	r2 = clustered_test_hit(&o->co);		/* hit */
-	KUNIT_EXPECT_PTR_EQ(test, clustered_test_plain(o->co.slot), (void *)r1);
+	KUNIT_EXPECT_PTR_EQ(test, clustered_test_plain(&o->co), (void *)r1);
 	put_cpu();
 	KUNIT_ASSERT_NOT_NULL(test, r1);
 	KUNIT_EXPECT_PTR_EQ(test, r1, r2);
@@ -164,7 +164,7 @@ static void clustered_test_lazy(struct kunit *test)
 	unsigned int cpu, n = 0;
 	struct ct_rep *rep;
 	struct ct_obj *o;
-	int pos, seen = 0;
+	int seen = 0;
 
 	if (num_online_cpus() < 2)
 		kunit_skip(test, "needs two CPUs");
@@ -180,7 +180,7 @@ static void clustered_test_lazy(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, o->co.nr_reps, n);
 	KUNIT_EXPECT_EQ(test, atomic_read(&o->reps), (int)n);
 	preempt_disable();
-	clustered_for_each_rep(&o->co, rep, pos) {
+	clustered_for_each_rep(&o->co, rep) {
 		seen++;
 		KUNIT_EXPECT_TRUE(test, cpumask_test_cpu(rep->cpu, cpu_online_mask));
 	}
@@ -280,7 +280,7 @@ static struct task_struct *ct_spin_start(struct clustered_obj *co, int cpu)
 	get_task_struct(t);
 	wake_up_process(t);
 	while (atomic_read(&ct_spin.state) == 0)
-		msleep(1);
+		fsleep(1000);
 	return t;
 }
 
@@ -322,7 +322,7 @@ static void clustered_test_destroy(struct kunit *test)
 	clustered_destroy(&held->co);
 	/* @local was only touched by a: its reps go while b still spins. */
 	for (i = 0; i < 200 && atomic_read(&local->freed) < 1; i++)
-		msleep(10);
+		fsleep(10000);
 	KUNIT_EXPECT_EQ(test, atomic_read(&local->freed), 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ct_spin.state), 1);
 	/* @held: b holds a temporary reference, nothing may be freed. */
@@ -395,6 +395,7 @@ static struct kunit_suite clustered_test_suite = {
 	.name = "clustered",
 	.test_cases = clustered_test_cases,
 };
+
 kunit_test_suite(clustered_test_suite);
 
 MODULE_DESCRIPTION("KUnit tests for clustered objects");

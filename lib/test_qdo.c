@@ -161,7 +161,7 @@ static bool stress_round(struct seq_file *m, struct stress_req *reqs,
 		}
 	}
 	for (i = 0; i < 1000 && !qdo_poll_state(cookie); i++)
-		msleep(10);
+		fsleep(10000);
 	if (!qdo_poll_state(cookie)) {
 		seq_puts(m, "polled cookie never completed\n");
 		ok = false;
@@ -192,7 +192,7 @@ static int stress_show(struct seq_file *m, void *v)
 	}
 	/* Phases 3 and 4 of every counter's destruction. */
 	for (i = 0; i < 2000 && atomic_read(&stress_released) < counters; i++)
-		msleep(10);
+		fsleep(10000);
 	if (atomic_read(&stress_released) != counters) {
 		seq_printf(m, "released %d of %d counters\n", atomic_read(&stress_released),
 			   counters);
@@ -391,7 +391,7 @@ static void lat_stuck(struct seq_file *m)
 		for (k = 0; k < 3; k++)
 			wait_for_completion(&c[k]->done);
 		while (atomic_read(&stuck_state) != 2)
-			msleep(1);
+			fsleep(1000);
 		msleep(20);
 	}
 	for (k = 0; k < 3; k++) {
@@ -420,12 +420,184 @@ static int latency_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(latency);
 
+/* ---------------------------------------------------------------- counter */
+
+#define CNT_NS		(100 * NSEC_PER_MSEC)
+#define CNT_BATCH	256
+#define CNT_READS	1000
+
+enum cnt_kind { CNT_CLUSTERED, CNT_ATOMIC, CNT_PERCPU, CNT_KINDS };
+
+static const char * const cnt_names[] = {
+	[CNT_CLUSTERED] = "clustered",
+	[CNT_ATOMIC] = "atomic",
+	[CNT_PERCPU] = "percpu_counter",
+};
+
+static struct {
+	struct clustered_counter	cc;
+	atomic_long_t			at;
+	struct percpu_counter		pc;
+	enum cnt_kind			kind;
+	atomic_t			ready;
+	bool				go;
+	bool				stop;
+	unsigned long			*ops;
+} cnt;
+
+static int cnt_worker(void *arg)
+{
+	unsigned int cpu = (unsigned long)arg;
+	unsigned long n = 0;
+	int i;
+
+	atomic_inc(&cnt.ready);
+	while (!READ_ONCE(cnt.go))
+		cond_resched();
+	while (!READ_ONCE(cnt.stop)) {
+		for (i = 0; i < CNT_BATCH; i++) {
+			switch (cnt.kind) {
+			case CNT_CLUSTERED:
+				clustered_counter_add(&cnt.cc, 1);
+				break;
+			case CNT_ATOMIC:
+				atomic_long_inc(&cnt.at);
+				break;
+			default:
+				percpu_counter_add(&cnt.pc, 1);
+				break;
+			}
+		}
+		n += CNT_BATCH;
+		cond_resched();
+	}
+	cnt.ops[cpu] = n;
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(1);
+	return 0;
+}
+
+static u64 cnt_read_ns(void)
+{
+	u64 t = ktime_get_ns();
+	long sum = 0;
+	int i;
+
+	for (i = 0; i < CNT_READS; i++) {
+		switch (cnt.kind) {
+		case CNT_CLUSTERED:
+			sum += clustered_counter_sum(&cnt.cc);
+			break;
+		case CNT_ATOMIC:
+			sum += atomic_long_read(&cnt.at);
+			break;
+		default:
+			sum += percpu_counter_sum(&cnt.pc);
+			break;
+		}
+	}
+	/* Keep the reads. */
+	return div_u64(ktime_get_ns() - t, CNT_READS) + (sum == LONG_MIN);
+}
+
+/*
+ * One pinned kthread per CPU on the first @k online CPUs increments for
+ * CNT_NS; then CNT_READS exact reads are timed (Tornado Fig. 4.11a/b).
+ */
+static void cnt_run(struct seq_file *m, enum cnt_kind kind, unsigned int k)
+{
+	struct task_struct **t = kcalloc(nr_cpu_ids, sizeof(*t), GFP_KERNEL);
+	unsigned long total = 0;
+	unsigned int cpu, n = 0;
+	u64 read_ns;
+
+	if (!t)
+		return;
+	cnt.kind = kind;
+	cnt.go = false;
+	cnt.stop = false;
+	atomic_set(&cnt.ready, 0);
+	memset(cnt.ops, 0, nr_cpu_ids * sizeof(*cnt.ops));
+	for_each_online_cpu(cpu) {
+		if (n == k)
+			break;
+		t[cpu] = kthread_create_on_cpu(cnt_worker, (void *)(unsigned long)cpu, cpu,
+					       "qdo_cnt/%u");
+		if (IS_ERR(t[cpu])) {
+			t[cpu] = NULL;
+			continue;
+		}
+		get_task_struct(t[cpu]);
+		wake_up_process(t[cpu]);
+		n++;
+	}
+	while (atomic_read(&cnt.ready) < n)
+		fsleep(1000);
+	WRITE_ONCE(cnt.go, true);
+	fsleep(div_u64(CNT_NS, NSEC_PER_USEC));
+	WRITE_ONCE(cnt.stop, true);
+	for_each_possible_cpu(cpu) {
+		if (!t[cpu])
+			continue;
+		kthread_stop(t[cpu]);
+		put_task_struct(t[cpu]);
+		total += cnt.ops[cpu];
+	}
+	kfree(t);
+	read_ns = cnt_read_ns();
+	seq_printf(m, "RESULT bench=counter_bench mode=%s cpus=%u ops_per_ms=%lu runs=1 stddev=0 read_ns=%llu reps=%u\n",
+		   cnt_names[kind], n, (unsigned long)div_u64((u64)total * NSEC_PER_MSEC, CNT_NS),
+		   read_ns, kind == CNT_CLUSTERED ? cnt.cc.co.nr_reps : 0);
+}
+
+static DECLARE_COMPLETION(cnt_released);
+
+static void cnt_cc_release(struct clustered_counter *cc)
+{
+	complete(&cnt_released);
+}
+
+static int counter_show(struct seq_file *m, void *v)
+{
+	unsigned int k;
+	int kind;
+
+	mutex_lock(&test_qdo_mutex);
+	cnt.ops = kcalloc(nr_cpu_ids, sizeof(*cnt.ops), GFP_KERNEL);
+	if (!cnt.ops)
+		goto out;
+	if (percpu_counter_init(&cnt.pc, 0, GFP_KERNEL))
+		goto out_ops;
+	atomic_long_set(&cnt.at, 0);
+	for (kind = 0; kind < CNT_KINDS; kind++) {
+		for (k = 1; k <= num_online_cpus(); k++) {
+			/* A fresh counter each time: reps only where it ran. */
+			if (kind == CNT_CLUSTERED && clustered_counter_init(&cnt.cc, GFP_KERNEL))
+				break;
+			cnt_run(m, kind, k);
+			if (kind == CNT_CLUSTERED) {
+				reinit_completion(&cnt_released);
+				clustered_counter_destroy(&cnt.cc, cnt_cc_release);
+				wait_for_completion(&cnt_released);
+			}
+		}
+	}
+	percpu_counter_destroy(&cnt.pc);
+out_ops:
+	kfree(cnt.ops);
+out:
+	mutex_unlock(&test_qdo_mutex);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(counter);
+
 static int __init test_qdo_init(void)
 {
 	struct dentry *dir = debugfs_create_dir("qdo_test", NULL);
 
 	debugfs_create_file("stress", 0400, dir, NULL, &stress_fops);
 	debugfs_create_file("latency", 0400, dir, NULL, &latency_fops);
+	debugfs_create_file("counter", 0400, dir, NULL, &counter_fops);
 	return 0;
 }
 late_initcall(test_qdo_init);

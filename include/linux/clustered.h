@@ -91,7 +91,7 @@ struct clustered_obj {
 	enum clustered_degree		degree;
 	u32				id;
 	bool				dying;
-	spinlock_t			lock;
+	spinlock_t			lock;		/* misses vs. destruction */
 	void				**groups;
 	unsigned int			nr_reps;
 	unsigned long			nr_misses;
@@ -105,8 +105,21 @@ int clustered_init(struct clustered_obj *co, const struct clustered_ops *ops,
 void clustered_destroy(struct clustered_obj *co);
 void *clustered_miss(struct clustered_obj *co);
 struct clustered_obj *clustered_lookup(u32 id);
-int clustered_iter_begin(struct clustered_obj *co);
 void *clustered_next_rep(struct clustered_obj *co, int *pos);
+
+/**
+ * struct clustered_iter - state of clustered_for_each_rep()
+ * @co: the object
+ * @repp: the caller's cursor variable
+ * @pos: a CPU (per-CPU degree) or a group index; INT_MAX at the end
+ */
+struct clustered_iter {
+	struct clustered_obj	*co;
+	void			**repp;
+	int			pos;
+};
+
+struct clustered_iter clustered_iter_start(struct clustered_obj *co, void **repp);
 
 /**
  * clustered_rep() - this CPU's representative of a clustered object
@@ -131,17 +144,29 @@ static __always_inline void *clustered_rep(struct clustered_obj *co)
 }
 
 /**
+ * clustered_iter_next() - step clustered_for_each_rep()
+ * @it: the iterator
+ *
+ * Return: true with the next rep in the cursor, false at the end.
+ */
+static inline bool clustered_iter_next(struct clustered_iter *it)
+{
+	*it->repp = clustered_next_rep(it->co, &it->pos);
+	return *it->repp;
+}
+
+/**
  * clustered_for_each_rep - iterate over the instantiated representatives
  * @co: the object
- * @rep: void * cursor
- * @pos: int iterator state
+ * @rep: cursor, a pointer to the type's rep
  *
  * Each rep is met once, shared ones included.  Context: preemption
  * disabled; records this CPU in @co->accessed (temporary references).
  * Reps may appear concurrently; a dying object yields nothing.
  */
-#define clustered_for_each_rep(co, rep, pos)				\
-	for ((pos) = clustered_iter_begin(co);				\
-	     ((rep) = clustered_next_rep((co), &(pos))) != NULL; )
+#define clustered_for_each_rep(co, rep)					\
+	for (struct clustered_iter __cl_it =				\
+		clustered_iter_start(co, (void **)&(rep));		\
+	     clustered_iter_next(&__cl_it);)
 
 #endif /* _LINUX_CLUSTERED_H */

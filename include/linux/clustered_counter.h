@@ -23,7 +23,7 @@
 struct clustered_counter {
 	struct clustered_obj	co;
 	atomic_long_t		root;
-	spinlock_t		lock;
+	spinlock_t		lock;		/* sums vs. hotplug folds */
 	void			(*release)(struct clustered_counter *cc);
 };
 

@@ -69,6 +69,12 @@ void __qdo_qs(bool full_barrier);
  * Scheduler, idle and tick hooks.  They are a patched-out jump while no
  * QDo request is pending anywhere, so that QDo costs nothing when unused.
  */
+
+/**
+ * qdo_note_context_switch() - scheduler hook: a context switch is quiescent
+ *
+ * Context: __schedule(), interrupts disabled.
+ */
 static __always_inline void qdo_note_context_switch(void)
 {
 	/* __schedule() orders this by rq->lock + smp_mb__after_spinlock(). */
@@ -76,6 +82,11 @@ static __always_inline void qdo_note_context_switch(void)
 		__qdo_qs(false);
 }
 
+/**
+ * qdo_idle_enter() - idle-loop hook: (re-)entering idle is quiescent
+ *
+ * Context: do_idle(), the idle task of this CPU.
+ */
 static __always_inline void qdo_idle_enter(void)
 {
 	if (static_branch_unlikely(&qdo_hooks_key))
@@ -84,6 +95,12 @@ static __always_inline void qdo_idle_enter(void)
 
 void __qdo_tick(int user);
 
+/**
+ * qdo_tick() - tick hook, see __qdo_tick()
+ * @user: the tick interrupted user mode
+ *
+ * Context: hard interrupt, from update_process_times().
+ */
 static __always_inline void qdo_tick(int user)
 {
 	if (static_branch_unlikely(&qdo_hooks_key))

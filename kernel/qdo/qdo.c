@@ -159,9 +159,11 @@ void __qdo_qs(bool full_barrier)
 {
 	struct qdo_cpu *qc = raw_cpu_ptr(&qdo_cpus);
 
+	/* The section's accesses before the count; pairs with qdo_snap_moved(). */
 	smp_store_release(&qc->gen, qc->gen + 1);
+	/* The count before the next section's accesses (store buffering). */
 	if (full_barrier)
-		smp_mb();
+		smp_mb();	/* the count before the next section */
 }
 EXPORT_SYMBOL_GPL(__qdo_qs);
 
@@ -266,6 +268,7 @@ static bool qdo_snap_moved(struct qdo_snap *s, unsigned int cpu)
 {
 	if (ct_rcu_watching_cpu_acquire(cpu) != s->ct)
 		return true;	/* passed through idle */
+	/* Pairs with the release in __qdo_qs(): the section is over. */
 	return smp_load_acquire(&per_cpu(qdo_cpus, cpu).gen) != s->gen;
 }
 
@@ -326,6 +329,7 @@ static void qdo_snapshot(struct qdo_cpu *qc, unsigned int c, bool *retry)
 
 	s->round = qc->round;
 	s->ct = ct_rcu_watching_cpu_acquire(c);
+	/* Pairs with the release in __qdo_qs(). */
 	s->gen = smp_load_acquire(&per_cpu(qdo_cpus, c).gen);
 	if (!(s->ct & CT_RCU_WATCHING)) {
 		/* Idle now: no reader can be left from before. */
@@ -642,7 +646,7 @@ static unsigned long qdo_inflight(unsigned int idx)
 	 */
 	for_each_possible_cpu(cpu)
 		done += READ_ONCE(per_cpu(qdo_cpus, cpu).done[idx]);
-	smp_mb();
+	smp_mb();	/* completions read before registrations */
 	for_each_possible_cpu(cpu)
 		reg += READ_ONCE(per_cpu(qdo_cpus, cpu).reg[idx]);
 	return reg - done;

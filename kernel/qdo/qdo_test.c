@@ -17,6 +17,7 @@
 #include <linux/slab.h>
 
 #define QDO_TEST_WAIT	(10 * HZ)
+#define QDO_TEST_CPUS	64
 
 struct qdo_test_req {
 	struct qdo_head		head;
@@ -25,7 +26,7 @@ struct qdo_test_req {
 	atomic_t		running;	/* invocations in progress */
 	bool			overlap;	/* two ran at once */
 	bool			atomic_ctx;	/* ran in atomic context */
-	int			cpus[NR_CPUS];	/* CPU of each invocation */
+	int			cpus[QDO_TEST_CPUS];	/* CPU of each invocation */
 	int			expected;	/* invocations before done */
 	bool			spinner_active;	/* spinner state at the call */
 };
@@ -46,9 +47,9 @@ static void qdo_test_cb(struct qdo_head *head)
 	if (in_atomic() || irqs_disabled())
 		r->atomic_ctx = true;
 	r->spinner_active = atomic_read(&qdo_spin.state) == 1;
-	msleep(1);	/* process context: may sleep */
+	fsleep(1000);	/* process context: may sleep */
 	n = atomic_inc_return(&r->calls) - 1;
-	if (n < NR_CPUS)
+	if (n < QDO_TEST_CPUS)
 		r->cpus[n] = raw_smp_processor_id();
 	atomic_dec(&r->running);
 	if (n + 1 == r->expected)
@@ -107,7 +108,7 @@ static void qdo_test_serial_execute(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&r->calls), n);
 	KUNIT_EXPECT_FALSE(test, r->overlap);
 	KUNIT_EXPECT_FALSE(test, r->atomic_ctx);
-	for (i = 0; i < n && i < NR_CPUS; i++) {
+	for (i = 0; i < n && i < QDO_TEST_CPUS; i++) {
 		KUNIT_EXPECT_TRUE(test, cpu_online(r->cpus[i]));
 		if (i)
 			KUNIT_EXPECT_GT(test, r->cpus[i], r->cpus[i - 1]);
@@ -144,7 +145,7 @@ static struct task_struct *qdo_spin_start(struct kunit *test, int cpu)
 	get_task_struct(t);
 	wake_up_process(t);
 	while (atomic_read(&qdo_spin.state) == 0)
-		msleep(1);
+		fsleep(1000);
 	return t;
 }
 
@@ -205,7 +206,7 @@ static void qdo_test_subset(struct kunit *test)
 	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&rb->done, QDO_TEST_WAIT), 0);
 	KUNIT_EXPECT_FALSE(test, rb->spinner_active);
 	for (i = 0; i < 1000 && !qdo_poll_state(cookie); i++)
-		msleep(10);
+		fsleep(10000);
 	KUNIT_EXPECT_TRUE(test, qdo_poll_state(cookie));
 	set_cpus_allowed_ptr(current, cpu_possible_mask);
 }
@@ -239,7 +240,7 @@ static void qdo_test_many_cb(struct qdo_head *head)
 {
 	struct qdo_test_many *m = container_of(head, struct qdo_test_many, head);
 
-	msleep(2);	/* slow callbacks: a barrier that returns early is seen */
+	fsleep(2000);	/* slow callbacks: a barrier that returns early is seen */
 	atomic_inc(m->count);
 	kfree(m);
 }
@@ -279,7 +280,7 @@ static void qdo_test_poll(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, ULONG_CMP_GE(c2, c1));
 	for (i = 0; i < 1000 && !qdo_poll_state(c2); i++) {
 		qdo_start_poll();
-		msleep(10);
+		fsleep(10000);
 	}
 	KUNIT_EXPECT_TRUE(test, qdo_poll_state(c1));
 	KUNIT_EXPECT_TRUE(test, qdo_poll_state(c2));
@@ -302,6 +303,7 @@ static struct kunit_suite qdo_test_suite = {
 	.name = "qdo",
 	.test_cases = qdo_test_cases,
 };
+
 kunit_test_suite(qdo_test_suite);
 
 MODULE_DESCRIPTION("KUnit tests for QDo quiescent-state callbacks");

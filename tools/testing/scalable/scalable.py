@@ -30,7 +30,7 @@ PATCHES = os.path.join(TOP, 'patches')
 
 FLAVOURS = ('release', 'debug')
 SELFTEST_TARGETS = ('scalable',)
-BENCHMARKS = ('stat_bench', 'fork_bench', 'fork_truncate', 'inotify_bench', 'qdo_latency')
+BENCHMARKS = ('stat_bench', 'fork_bench', 'fork_truncate', 'inotify_bench', 'qdo_latency', 'counter_bench')
 
 # Debian packages the harness needs, with a file that proves each present.
 PACKAGES = {

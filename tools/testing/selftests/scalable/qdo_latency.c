@@ -22,14 +22,17 @@
 #include "../kselftest.h"
 
 #define QDO_LATENCY	"/sys/kernel/debug/qdo_test/latency"
+#define QDO_COUNTER	"/sys/kernel/debug/qdo_test/counter"
+#define QDO_PERIOD	"/sys/module/qdo/parameters/period_us"
 
 static char buf[65536];
 
-static int measure(const char *load)
+/* Re-print the kernel's lines; "load" goes in front of each mode. */
+static int measure(const char *path, const char *load)
 {
 	ssize_t n, len = 0;
 	char *line, *save, *mode;
-	int fd = open(QDO_LATENCY, O_RDONLY), results = 0;
+	int fd = open(path, O_RDONLY), results = 0;
 
 	if (fd < 0)
 		return -1;
@@ -44,10 +47,25 @@ static int measure(const char *load)
 			continue;
 		}
 		*mode = 0;
-		ksft_print_msg("%s mode=%s_%s\n", line, load, mode + 6);
+		if (load)
+			ksft_print_msg("%s mode=%s_%s\n", line, load, mode + 6);
+		else
+			ksft_print_msg("%s mode=%s\n", line, mode + 6);
 		results++;
 	}
 	return results;
+}
+
+static int set_period(const char *us)
+{
+	int fd = open(QDO_PERIOD, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, us, strlen(us)) != (ssize_t)strlen(us))
+		ret = -1;
+	close(fd);
+	return ret;
 }
 
 static void spin(int cpu)
@@ -69,9 +87,9 @@ int main(int argc, char **argv)
 	ksft_print_header();
 	if (access(QDO_LATENCY, R_OK))
 		ksft_exit_skip("%s missing (CONFIG_TEST_QDO, debugfs, root)\n", QDO_LATENCY);
-	ksft_set_plan(2);
+	ksft_set_plan(4);
 
-	n = measure("idle");
+	n = measure(QDO_LATENCY, "idle");
 	ksft_test_result(n > 0, "qdo_latency idle: %d results\n", n);
 
 	if (ncpus > 256)
@@ -81,7 +99,7 @@ int main(int argc, char **argv)
 		if (pids[cpu] == 0)
 			spin(cpu);
 	}
-	n = measure("loaded");
+	n = measure(QDO_LATENCY, "loaded");
 	for (cpu = 0; cpu < ncpus; cpu++) {
 		if (pids[cpu] > 0) {
 			kill(pids[cpu], SIGKILL);
@@ -89,5 +107,18 @@ int main(int argc, char **argv)
 		}
 	}
 	ksft_test_result(n > 0, "qdo_latency loaded: %d results\n", n);
+
+	/* The daemon period against latency, idle (the default is 4000). */
+	n = 0;
+	if (!set_period("1000")) {
+		n += measure(QDO_LATENCY, "idle_p1ms");
+		set_period("10000");
+		n += measure(QDO_LATENCY, "idle_p10ms");
+		set_period("4000");
+	}
+	ksft_test_result(n > 0, "qdo_latency against the daemon period: %d results\n", n);
+
+	n = measure(QDO_COUNTER, NULL);
+	ksft_test_result(n > 0, "counter_bench: %d results\n", n);
 	ksft_finished();
 }
