@@ -45,6 +45,7 @@ static DEFINE_MUTEX(test_qdo_mutex);
 #define STRESS_COUNTERS		4
 #define STRESS_INCS		1000
 #define STRESS_NS		(300 * NSEC_PER_MSEC)
+#define STRESS_CPU_REQS		16
 
 struct stress_req {
 	struct qdo_head	head;
@@ -68,12 +69,24 @@ static void stress_cc_release(struct clustered_counter *cc)
 struct stress_work {
 	struct work_struct		work;
 	struct clustered_counter	**cc;
+	bool				registered;
+	/* Registered on the work's CPU: pending there if it goes down. */
+	struct stress_req		reqs[STRESS_CPU_REQS];
 };
 
 static void stress_inc_fn(struct work_struct *work)
 {
 	struct stress_work *sw = container_of(work, struct stress_work, work);
 	int i, j;
+
+	for (i = 0; i < STRESS_CPU_REQS; i++) {
+		memset(&sw->reqs[i], 0, sizeof(sw->reqs[i]));
+		sw->reqs[i].single = true;
+		if (qdo_call(&sw->reqs[i].head, stress_cb, cpu_possible_mask,
+			     cpumask_of(get_random_u32_below(nr_cpu_ids))))
+			return;
+	}
+	sw->registered = true;
 
 	for (i = 0; i < STRESS_INCS; i++)
 		for (j = 0; j < STRESS_COUNTERS; j++)
@@ -147,12 +160,24 @@ static bool stress_round(struct seq_file *m, struct stress_req *reqs,
 		}
 		clustered_counter_destroy(cc[i], stress_cc_release);
 	}
-	for_each_possible_cpu(cpu)
-		works[cpu].cc = NULL;
-
 	qdo_synchronize(cpu_online_mask);
 	cookie = qdo_start_poll();
 	qdo_barrier();
+	for_each_possible_cpu(cpu) {
+		if (works[cpu].cc && !works[cpu].registered) {
+			seq_printf(m, "cpu %u: qdo_call failed\n", cpu);
+			ok = false;
+		}
+		for (i = 0; works[cpu].registered && i < STRESS_CPU_REQS; i++) {
+			n = atomic_read(&works[cpu].reqs[i].invoked);
+			if (n != 1) {
+				seq_printf(m, "cpu %u request %d invoked %d times\n", cpu, i, n);
+				ok = false;
+			}
+		}
+		works[cpu].cc = NULL;
+		works[cpu].registered = false;
+	}
 	for (i = 0; i < STRESS_REQS; i++) {
 		n = atomic_read(&reqs[i].invoked);
 		if (n < 1 || n > nr_cpu_ids || (reqs[i].single && n != 1)) {
