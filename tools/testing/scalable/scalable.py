@@ -46,6 +46,8 @@ PACKAGES = {
 	'busybox-static': '/bin/busybox',
 	'sparse': '/usr/bin/sparse',
 	'coccinelle': '/usr/bin/spatch',
+	# spatch compiles the OCaml scripts of some semantic patches (coccicheck)
+	'ocaml-nox': '/usr/bin/ocamlopt',
 	'ccache': '/usr/bin/ccache',
 	'python3': '/usr/bin/python3',
 	'xz-utils': '/usr/bin/xz',
