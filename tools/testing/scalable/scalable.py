@@ -30,7 +30,8 @@ PATCHES = os.path.join(TOP, 'patches')
 
 FLAVOURS = ('release', 'debug')
 SELFTEST_TARGETS = ('scalable',)
-BENCHMARKS = ('stat_bench', 'fork_bench', 'fork_truncate', 'inotify_bench', 'ast_bench')
+BENCHMARKS = ('stat_bench', 'fork_bench', 'fork_truncate', 'inotify_bench', 'ast_bench',
+	      'qdo_latency', 'counter_bench')
 
 # Debian packages the harness needs, with a file that proves each present.
 PACKAGES = {
@@ -46,6 +47,8 @@ PACKAGES = {
 	'busybox-static': '/bin/busybox',
 	'sparse': '/usr/bin/sparse',
 	'coccinelle': '/usr/bin/spatch',
+	# spatch compiles the OCaml scripts of some semantic patches (coccicheck)
+	'ocaml-nox': '/usr/bin/ocamlopt',
 	'ccache': '/usr/bin/ccache',
 	'python3': '/usr/bin/python3',
 	'xz-utils': '/usr/bin/xz',

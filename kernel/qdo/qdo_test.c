@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for QDo (kernel/qdo/qdo.c): registration and execution,
+ * serial execution over an execution mask, subset quiescence against a CPU
+ * stuck in a preempt-disabled loop, the synchronous form, the barrier and
+ * polled cookies.
+ */
+#include <kunit/test.h>
+#include <linux/completion.h>
+#include <linux/cpumask.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
+#include <linux/qdo.h>
+#include <linux/rcupdate.h>
+#include <linux/sched/task.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+
+#define QDO_TEST_WAIT	(10 * HZ)
+#define QDO_TEST_CPUS	64
+
+struct qdo_test_req {
+	struct qdo_head		head;
+	struct completion	done;
+	atomic_t		calls;
+	atomic_t		running;	/* invocations in progress */
+	bool			overlap;	/* two ran at once */
+	bool			atomic_ctx;	/* ran in atomic context */
+	int			cpus[QDO_TEST_CPUS];	/* CPU of each invocation */
+	int			expected;	/* invocations before done */
+	bool			spinner_active;	/* spinner state at the call */
+};
+
+static struct {
+	atomic_t	state;		/* 0 idle, 1 spinning, 2 done */
+	bool		release;
+	bool		timed_out;
+} qdo_spin;
+
+static void qdo_test_cb(struct qdo_head *head)
+{
+	struct qdo_test_req *r = container_of(head, struct qdo_test_req, head);
+	int n;
+
+	if (atomic_inc_return(&r->running) > 1)
+		r->overlap = true;
+	if (in_atomic() || irqs_disabled())
+		r->atomic_ctx = true;
+	r->spinner_active = atomic_read(&qdo_spin.state) == 1;
+	fsleep(1000);	/* process context: may sleep */
+	n = atomic_inc_return(&r->calls) - 1;
+	if (n < QDO_TEST_CPUS)
+		r->cpus[n] = raw_smp_processor_id();
+	atomic_dec(&r->running);
+	if (n + 1 == r->expected)
+		complete(&r->done);
+}
+
+static void qdo_test_init(struct qdo_test_req *r, int expected)
+{
+	memset(r, 0, sizeof(*r));
+	init_completion(&r->done);
+	r->expected = expected;
+}
+
+static void qdo_test_basic(struct kunit *test)
+{
+	struct qdo_test_req *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	int cpu;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	qdo_test_init(r, 1);
+	cpu = get_cpu();
+	KUNIT_ASSERT_EQ(test, qdo_call(&r->head, qdo_test_cb, cpu_online_mask,
+				       cpumask_of(cpu)), 0);
+	put_cpu();
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&r->done, QDO_TEST_WAIT), 0);
+	msleep(20);
+	KUNIT_EXPECT_EQ(test, atomic_read(&r->calls), 1);
+	KUNIT_EXPECT_EQ(test, r->cpus[0], cpu);
+	KUNIT_EXPECT_FALSE(test, r->atomic_ctx);
+}
+
+static void qdo_test_invalid(struct kunit *test)
+{
+	struct qdo_test_req *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_EXPECT_EQ(test, qdo_call(&r->head, qdo_test_cb, cpu_online_mask,
+				       cpu_none_mask), -EINVAL);
+	KUNIT_EXPECT_EQ(test, qdo_call(&r->head, NULL, cpu_online_mask,
+				       cpu_online_mask), -EINVAL);
+}
+
+/* Thesis section 4.9.2: once per CPU of the execution mask, serially. */
+static void qdo_test_serial_execute(struct kunit *test)
+{
+	struct qdo_test_req *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	int i, n;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	n = num_online_cpus();
+	qdo_test_init(r, n);
+	KUNIT_ASSERT_EQ(test, qdo_call(&r->head, qdo_test_cb, cpu_online_mask,
+				       cpu_online_mask), 0);
+	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&r->done, QDO_TEST_WAIT), 0);
+	msleep(20);
+	KUNIT_EXPECT_EQ(test, atomic_read(&r->calls), n);
+	KUNIT_EXPECT_FALSE(test, r->overlap);
+	KUNIT_EXPECT_FALSE(test, r->atomic_ctx);
+	for (i = 0; i < n && i < QDO_TEST_CPUS; i++) {
+		KUNIT_EXPECT_TRUE(test, cpu_online(r->cpus[i]));
+		if (i)
+			KUNIT_EXPECT_GT(test, r->cpus[i], r->cpus[i - 1]);
+	}
+}
+
+/* A CPU spinning with preemption disabled: a read-side section that lasts. */
+static int qdo_spinner(void *unused)
+{
+	u64 deadline = ktime_get_ns() + 4 * NSEC_PER_SEC;
+
+	preempt_disable();
+	atomic_set(&qdo_spin.state, 1);
+	while (!READ_ONCE(qdo_spin.release)) {
+		if (ktime_get_ns() > deadline) {
+			qdo_spin.timed_out = true;
+			break;
+		}
+		cpu_relax();
+	}
+	atomic_set(&qdo_spin.state, 2);
+	preempt_enable();
+	return 0;
+}
+
+static struct task_struct *qdo_spin_start(struct kunit *test, int cpu)
+{
+	struct task_struct *t;
+
+	memset(&qdo_spin, 0, sizeof(qdo_spin));
+	t = kthread_create_on_cpu(qdo_spinner, NULL, cpu, "qdo_spin/%u");
+	if (IS_ERR(t))
+		return t;
+	get_task_struct(t);
+	wake_up_process(t);
+	while (atomic_read(&qdo_spin.state) == 0)
+		fsleep(1000);
+	return t;
+}
+
+static void qdo_spin_stop(struct task_struct *t)
+{
+	WRITE_ONCE(qdo_spin.release, true);
+	kthread_stop(t);
+	put_task_struct(t);
+}
+
+/*
+ * The subset property: a callback that waits only for CPU a completes
+ * while CPU b sits in a preempt-disabled loop; one that waits for b
+ * cannot complete until b leaves it.  Also the synchronous form and the
+ * polled cookies against the same stuck CPU.
+ *
+ * A boot-time stop_machine() (the TSC clocksource switch, for one) cannot
+ * run while b spins and stalls a too; the spinner then gives up after 4 s
+ * and the observations are void: try again, up to three times.
+ */
+static void qdo_test_subset(struct kunit *test)
+{
+	struct qdo_test_req *ra = kunit_kzalloc(test, sizeof(*ra), GFP_KERNEL);
+	struct qdo_test_req *rb = kunit_kzalloc(test, sizeof(*rb), GFP_KERNEL);
+	bool a_done, a_during, sync_during, b_waits, poll_waits, spinning;
+	struct task_struct *t;
+	unsigned long cookie;
+	int a, b, i, attempt;
+
+	KUNIT_ASSERT_NOT_NULL(test, ra);
+	KUNIT_ASSERT_NOT_NULL(test, rb);
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	a = raw_smp_processor_id();
+	b = cpumask_any_but(cpu_online_mask, a);
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(a)), 0);
+
+	for (attempt = 0; attempt < 3; attempt++) {
+		t = qdo_spin_start(test, b);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+
+		qdo_test_init(ra, 1);
+		qdo_test_init(rb, 1);
+		KUNIT_EXPECT_EQ(test, qdo_call(&rb->head, qdo_test_cb, cpumask_of(b),
+					       cpumask_of(a)), 0);
+		KUNIT_EXPECT_EQ(test, qdo_call(&ra->head, qdo_test_cb, cpumask_of(a),
+					       cpumask_of(a)), 0);
+		cookie = qdo_start_poll();
+
+		/* Only CPU a matters: done while b still spins. */
+		a_done = wait_for_completion_timeout(&ra->done, 2 * HZ) > 0;
+		a_during = ra->spinner_active;
+		qdo_synchronize(cpumask_of(a));
+		sync_during = atomic_read(&qdo_spin.state) == 1;
+
+		/* CPU b is stuck: neither its request nor the all-CPU cookie end. */
+		msleep(100);
+		b_waits = atomic_read(&rb->calls) == 0;
+		poll_waits = !qdo_poll_state(cookie);
+		spinning = atomic_read(&qdo_spin.state) == 1;
+
+		qdo_spin_stop(t);
+		KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&rb->done, QDO_TEST_WAIT), 0);
+		KUNIT_EXPECT_FALSE(test, rb->spinner_active);
+		for (i = 0; i < 1000 && !qdo_poll_state(cookie); i++)
+			fsleep(10000);
+		KUNIT_EXPECT_TRUE(test, qdo_poll_state(cookie));
+		if (!a_done)
+			wait_for_completion_timeout(&ra->done, QDO_TEST_WAIT);
+		if (qdo_spin.timed_out) {
+			kunit_info(test, "attempt %d disturbed (stop_machine?), again\n", attempt);
+			continue;
+		}
+		KUNIT_EXPECT_TRUE(test, a_done);
+		KUNIT_EXPECT_TRUE(test, a_during);
+		KUNIT_EXPECT_TRUE(test, sync_during);
+		KUNIT_EXPECT_TRUE(test, b_waits);
+		KUNIT_EXPECT_TRUE(test, poll_waits);
+		KUNIT_EXPECT_TRUE(test, spinning);
+		break;
+	}
+	KUNIT_EXPECT_LT(test, attempt, 3);
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+}
+
+/* An idle CPU is credited without running anything on it. */
+static void qdo_test_idle_cpu(struct kunit *test)
+{
+	struct qdo_test_req *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	int a, b;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	a = raw_smp_processor_id();
+	b = cpumask_any_but(cpu_online_mask, a);
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(a)), 0);
+	qdo_test_init(r, 1);
+	KUNIT_EXPECT_EQ(test, qdo_call(&r->head, qdo_test_cb, cpumask_of(b),
+				       cpumask_of(a)), 0);
+	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&r->done, QDO_TEST_WAIT), 0);
+	KUNIT_EXPECT_EQ(test, r->cpus[0], a);
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+}
+
+struct qdo_test_many {
+	struct qdo_head	head;
+	atomic_t	*count;
+};
+
+static void qdo_test_many_cb(struct qdo_head *head)
+{
+	struct qdo_test_many *m = container_of(head, struct qdo_test_many, head);
+
+	fsleep(2000);	/* slow callbacks: a barrier that returns early is seen */
+	atomic_inc(m->count);
+	kfree(m);
+}
+
+/* qdo_barrier() returns only after every earlier callback has run. */
+static void qdo_test_barrier(struct kunit *test)
+{
+	static atomic_t count;
+	struct qdo_test_many *m;
+	int i, n = 64;
+
+	atomic_set(&count, 0);
+	for (i = 0; i < n; i++) {
+		m = kzalloc(sizeof(*m), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, m);
+		m->count = &count;
+		KUNIT_ASSERT_EQ(test, qdo_call(&m->head, qdo_test_many_cb,
+					       i & 1 ? cpu_online_mask :
+					       cpumask_of(raw_smp_processor_id()),
+					       cpumask_of(cpumask_any(cpu_online_mask))), 0);
+	}
+	qdo_barrier();
+	KUNIT_EXPECT_EQ(test, atomic_read(&count), n);
+	/* Nothing pending: returns at once. */
+	qdo_barrier();
+	KUNIT_EXPECT_EQ(test, atomic_read(&count), n);
+}
+
+/* Cookies: a fresh cookie is not yet satisfied, and is after a wait. */
+static void qdo_test_poll(struct kunit *test)
+{
+	unsigned long c1, c2;
+	int i;
+
+	c1 = qdo_start_poll();
+	c2 = qdo_get_state();
+	KUNIT_EXPECT_TRUE(test, ULONG_CMP_GE(c2, c1));
+	for (i = 0; i < 1000 && !qdo_poll_state(c2); i++) {
+		qdo_start_poll();
+		fsleep(10000);
+	}
+	KUNIT_EXPECT_TRUE(test, qdo_poll_state(c1));
+	KUNIT_EXPECT_TRUE(test, qdo_poll_state(c2));
+	/* A cookie taken now needs a grace period that has not started. */
+	KUNIT_EXPECT_FALSE(test, qdo_poll_state(qdo_get_state()));
+}
+
+static struct kunit_case qdo_test_cases[] = {
+	KUNIT_CASE(qdo_test_basic),
+	KUNIT_CASE(qdo_test_invalid),
+	KUNIT_CASE(qdo_test_serial_execute),
+	KUNIT_CASE(qdo_test_subset),
+	KUNIT_CASE(qdo_test_idle_cpu),
+	KUNIT_CASE(qdo_test_barrier),
+	KUNIT_CASE(qdo_test_poll),
+	{}
+};
+
+static struct kunit_suite qdo_test_suite = {
+	.name = "qdo",
+	.test_cases = qdo_test_cases,
+};
+
+kunit_test_suite(qdo_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for QDo quiescent-state callbacks");
+MODULE_LICENSE("GPL");

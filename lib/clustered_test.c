@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for clustered objects (lib/clustered.c) and the clustered
+ * counter (lib/clustered_counter.c): hit and miss paths, representatives
+ * only on CPUs that touch the object, shared degrees, forwarding to the
+ * root, lookup and iteration, and phased destruction that waits for the
+ * CPUs that touched the object and only for them.
+ */
+#include <kunit/test.h>
+#include <linux/clustered.h>
+#include <linux/clustered_counter.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
+#include <linux/rcupdate.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+
+#define CT_WAIT	(10 * HZ)
+
+struct ct_obj {
+	struct clustered_obj	co;
+	bool			fail_miss;
+	atomic_t		reps;		/* live reps */
+	atomic_t		freed;		/* reps freed */
+	struct completion	released;
+};
+
+struct ct_rep {
+	unsigned int	cpu;
+	unsigned long	hits;
+};
+
+static void *ct_miss(struct clustered_obj *co, unsigned int cpu, gfp_t gfp)
+{
+	struct ct_obj *o = container_of(co, struct ct_obj, co);
+	struct ct_rep *rep;
+
+	if (o->fail_miss)
+		return NULL;
+	rep = kzalloc(sizeof(*rep), gfp);
+	if (rep) {
+		rep->cpu = cpu;
+		atomic_inc(&o->reps);
+	}
+	return rep;
+}
+
+static void ct_free_rep(struct clustered_obj *co, void *rep)
+{
+	struct ct_obj *o = container_of(co, struct ct_obj, co);
+
+	atomic_dec(&o->reps);
+	atomic_inc(&o->freed);
+	kfree(rep);
+}
+
+static void ct_release(struct clustered_obj *co)
+{
+	complete(&container_of(co, struct ct_obj, co)->released);
+}
+
+static const struct clustered_ops ct_ops = {
+	.miss		= ct_miss,
+	.free_rep	= ct_free_rep,
+	.release	= ct_release,
+};
+
+static struct ct_obj *ct_new(struct kunit *test, enum clustered_degree degree)
+{
+	struct ct_obj *o = kzalloc(sizeof(*o), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, o);
+	KUNIT_ASSERT_EQ(test, clustered_init(&o->co, &ct_ops, degree, GFP_KERNEL), 0);
+	init_completion(&o->released);
+	return o;
+}
+
+/* Destroy, wait for the release, free. */
+static void ct_destroy_wait(struct kunit *test, struct ct_obj *o)
+{
+	clustered_destroy(&o->co);
+	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&o->released, CT_WAIT), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&o->reps), 0);
+	kfree(o);
+}
+
+/*
+ * The hit path and a plain per-CPU load, as small functions whose code
+ * can be compared with objdump -d (see the commit message).
+ */
+static noinline void *clustered_test_hit(struct clustered_obj *co)
+{
+	return clustered_rep(co);
+}
+
+static noinline void *clustered_test_plain(struct clustered_obj *co)
+{
+	return this_cpu_read(*co->slot);
+}
+
+static void clustered_test_hit_miss(struct kunit *test)
+{
+	struct ct_obj *o = ct_new(test, CLUSTERED_PER_CPU);
+	struct ct_rep *r1, *r2;
+	unsigned long misses;
+	int cpu;
+
+	cpu = get_cpu();
+	KUNIT_EXPECT_NULL(test, clustered_test_plain(&o->co));
+	r1 = clustered_test_hit(&o->co);		/* miss */
+	misses = o->co.nr_misses;
+	r2 = clustered_test_hit(&o->co);		/* hit */
+	KUNIT_EXPECT_PTR_EQ(test, clustered_test_plain(&o->co), (void *)r1);
+	put_cpu();
+	KUNIT_ASSERT_NOT_NULL(test, r1);
+	KUNIT_EXPECT_PTR_EQ(test, r1, r2);
+	KUNIT_EXPECT_EQ(test, r1->cpu, cpu);
+	KUNIT_EXPECT_EQ(test, misses, 1UL);
+	KUNIT_EXPECT_EQ(test, o->co.nr_misses, 1UL);
+	KUNIT_EXPECT_EQ(test, o->co.nr_reps, 1U);
+	KUNIT_EXPECT_TRUE(test, cpumask_equal(o->co.accessed, cpumask_of(cpu)));
+	ct_destroy_wait(test, o);
+}
+
+/* A miss handler that cannot allocate forwards to the root. */
+static void clustered_test_forward(struct kunit *test)
+{
+	struct ct_obj *o = ct_new(test, CLUSTERED_PER_CPU);
+	void *rep;
+
+	o->fail_miss = true;
+	preempt_disable();
+	rep = clustered_rep(&o->co);
+	preempt_enable();
+	KUNIT_EXPECT_NULL(test, rep);
+	KUNIT_EXPECT_EQ(test, o->co.nr_reps, 0U);
+	KUNIT_EXPECT_TRUE(test, cpumask_empty(o->co.accessed));
+	o->fail_miss = false;
+	preempt_disable();
+	rep = clustered_rep(&o->co);
+	preempt_enable();
+	KUNIT_EXPECT_NOT_NULL(test, rep);
+	ct_destroy_wait(test, o);
+}
+
+static long ct_touch_fn(void *arg)
+{
+	struct clustered_obj *co = arg;
+	struct ct_rep *rep;
+
+	preempt_disable();
+	rep = clustered_rep(co);
+	if (rep)
+		rep->hits++;
+	preempt_enable();
+	return (long)rep;
+}
+
+/* Reps exist only on the CPUs that touched the object. */
+static void clustered_test_lazy(struct kunit *test)
+{
+	unsigned int cpu, n = 0;
+	struct ct_rep *rep;
+	struct ct_obj *o;
+	int seen = 0;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	o = ct_new(test, CLUSTERED_PER_CPU);
+	cpu = cpumask_last(cpu_online_mask);
+	KUNIT_EXPECT_NE(test, work_on_cpu(cpu, ct_touch_fn, &o->co), 0L);
+	KUNIT_EXPECT_EQ(test, o->co.nr_reps, 1U);
+	KUNIT_EXPECT_TRUE(test, cpumask_equal(o->co.accessed, cpumask_of(cpu)));
+	for_each_online_cpu(cpu) {
+		KUNIT_EXPECT_NE(test, work_on_cpu(cpu, ct_touch_fn, &o->co), 0L);
+		n++;
+	}
+	KUNIT_EXPECT_EQ(test, o->co.nr_reps, n);
+	KUNIT_EXPECT_EQ(test, atomic_read(&o->reps), (int)n);
+	preempt_disable();
+	clustered_for_each_rep(&o->co, rep) {
+		seen++;
+		KUNIT_EXPECT_TRUE(test, cpumask_test_cpu(rep->cpu, cpu_online_mask));
+	}
+	preempt_enable();
+	KUNIT_EXPECT_EQ(test, seen, (int)n);
+	ct_destroy_wait(test, o);
+}
+
+/* Shared and per-node degrees: CPUs share one rep (one node here). */
+static void clustered_test_shared(struct kunit *test)
+{
+	enum clustered_degree d;
+
+	for (d = CLUSTERED_PER_NODE; d <= CLUSTERED_SHARED; d++) {
+		struct ct_obj *o = ct_new(test, d);
+		unsigned int cpu;
+		long first = 0, rep;
+
+		for_each_online_cpu(cpu) {
+			rep = work_on_cpu(cpu, ct_touch_fn, &o->co);
+			KUNIT_EXPECT_NE(test, rep, 0L);
+			if (!first)
+				first = rep;
+			if (d == CLUSTERED_SHARED || cpu_to_node(cpu) == cpu_to_node(0))
+				KUNIT_EXPECT_EQ(test, rep, first);
+		}
+		if (d == CLUSTERED_SHARED)
+			KUNIT_EXPECT_EQ(test, o->co.nr_reps, 1U);
+		KUNIT_EXPECT_EQ(test, cpumask_weight(o->co.accessed), num_online_cpus());
+		ct_destroy_wait(test, o);
+	}
+}
+
+static void clustered_test_lookup(struct kunit *test)
+{
+	struct ct_obj *o = ct_new(test, CLUSTERED_PER_CPU);
+	struct clustered_obj *found;
+	u32 id = o->co.id;
+
+	rcu_read_lock();
+	preempt_disable();
+	found = clustered_lookup(id);
+	preempt_enable();
+	rcu_read_unlock();
+	KUNIT_EXPECT_PTR_EQ(test, found, &o->co);
+	clustered_destroy(&o->co);
+	rcu_read_lock();
+	preempt_disable();
+	found = clustered_lookup(id);
+	preempt_enable();
+	rcu_read_unlock();
+	KUNIT_EXPECT_NULL(test, found);
+	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&o->released, CT_WAIT), 0);
+	kfree(o);
+}
+
+/* A CPU holding a temporary reference inside a preempt-disabled region. */
+static struct {
+	struct clustered_obj	*co;
+	atomic_t		state;	/* 0 starting, 1 holding, 2 done */
+	bool			release;
+	bool			timed_out;
+	void			*rep;
+} ct_spin;
+
+static int ct_spinner(void *unused)
+{
+	u64 deadline = ktime_get_ns() + 4 * NSEC_PER_SEC;
+
+	preempt_disable();
+	ct_spin.rep = ct_spin.co ? clustered_rep(ct_spin.co) : NULL;
+	atomic_set(&ct_spin.state, 1);
+	while (!READ_ONCE(ct_spin.release)) {
+		if (ktime_get_ns() > deadline) {
+			ct_spin.timed_out = true;
+			break;
+		}
+		cpu_relax();
+	}
+	/* The rep must still be ours: KASAN catches a use after free. */
+	if (ct_spin.rep)
+		((struct ct_rep *)ct_spin.rep)->hits++;
+	atomic_set(&ct_spin.state, 2);
+	preempt_enable();
+	return 0;
+}
+
+static struct task_struct *ct_spin_start(struct clustered_obj *co, int cpu)
+{
+	struct task_struct *t;
+
+	memset(&ct_spin, 0, sizeof(ct_spin));
+	ct_spin.co = co;
+	t = kthread_create_on_cpu(ct_spinner, NULL, cpu, "ct_spin/%u");
+	if (IS_ERR(t))
+		return t;
+	get_task_struct(t);
+	wake_up_process(t);
+	while (atomic_read(&ct_spin.state) == 0)
+		fsleep(1000);
+	return t;
+}
+
+static void ct_spin_stop(struct task_struct *t)
+{
+	WRITE_ONCE(ct_spin.release, true);
+	kthread_stop(t);
+	put_task_struct(t);
+}
+
+/*
+ * Destruction waits for the CPUs that touched the object (never frees a
+ * rep under a CPU that holds it) and for no other CPU.
+ *
+ * A boot-time stop_machine() (the TSC clocksource switch, for one) cannot
+ * run while CPU b spins with preemption disabled and stalls CPU a too; the
+ * spinner then gives up after 4 s and the observations are void: try
+ * again, up to three times.
+ */
+static void clustered_test_destroy(struct kunit *test)
+{
+	bool local_freed, spinning1, held_kept, spinning2;
+	struct ct_obj *held, *local;
+	struct task_struct *t;
+	int a, b, i, attempt;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	a = raw_smp_processor_id();
+	b = cpumask_any_but(cpu_online_mask, a);
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(a)), 0);
+	for (attempt = 0; attempt < 3; attempt++) {
+		held = ct_new(test, CLUSTERED_PER_CPU);
+		local = ct_new(test, CLUSTERED_PER_CPU);
+		KUNIT_EXPECT_NE(test, ct_touch_fn(&held->co), 0L);
+		KUNIT_EXPECT_NE(test, ct_touch_fn(&local->co), 0L);
+
+		/* b takes a rep of @held and keeps it in a preempt-disabled loop. */
+		t = ct_spin_start(&held->co, b);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+		KUNIT_EXPECT_NOT_NULL(test, ct_spin.rep);
+		KUNIT_EXPECT_TRUE(test, cpumask_test_cpu(b, held->co.accessed));
+		KUNIT_EXPECT_FALSE(test, cpumask_test_cpu(b, local->co.accessed));
+
+		clustered_destroy(&local->co);
+		clustered_destroy(&held->co);
+		/* @local was only touched by a: its reps go while b still spins. */
+		for (i = 0; i < 200 && atomic_read(&local->freed) < 1; i++)
+			fsleep(10000);
+		local_freed = atomic_read(&local->freed) == 1;
+		spinning1 = atomic_read(&ct_spin.state) == 1;
+		/* @held: b holds a temporary reference, nothing may be freed. */
+		msleep(100);
+		held_kept = atomic_read(&held->freed) == 0;
+		spinning2 = atomic_read(&ct_spin.state) == 1;
+
+		ct_spin_stop(t);
+		KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&held->released, CT_WAIT), 0);
+		KUNIT_EXPECT_EQ(test, atomic_read(&held->freed), 2);
+		KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&local->released, CT_WAIT), 0);
+		kfree(held);
+		kfree(local);
+		if (ct_spin.timed_out) {
+			kunit_info(test, "attempt %d disturbed (stop_machine?), again\n", attempt);
+			continue;
+		}
+		KUNIT_EXPECT_TRUE(test, local_freed);
+		KUNIT_EXPECT_TRUE(test, spinning1);
+		KUNIT_EXPECT_TRUE(test, held_kept);
+		KUNIT_EXPECT_TRUE(test, spinning2);
+		break;
+	}
+	KUNIT_EXPECT_LT(test, attempt, 3);
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+}
+
+static long ct_count_fn(void *arg)
+{
+	struct clustered_counter *cc = arg;
+	int i;
+
+	for (i = 0; i < 1000; i++)
+		clustered_counter_add(cc, 1);
+	clustered_counter_add(cc, -10);
+	return 0;
+}
+
+static struct completion ct_cc_released;
+
+static void ct_cc_release(struct clustered_counter *cc)
+{
+	kfree(cc);
+	complete(&ct_cc_released);
+}
+
+/* The worked example: per-CPU reps, folded on read. */
+static void clustered_test_counter(struct kunit *test)
+{
+	struct clustered_counter *cc = kzalloc(sizeof(*cc), GFP_KERNEL);
+	unsigned int cpu, n = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, cc);
+	KUNIT_ASSERT_EQ(test, clustered_counter_init(cc, GFP_KERNEL), 0);
+	KUNIT_EXPECT_EQ(test, clustered_counter_sum(cc), 0L);
+	KUNIT_EXPECT_EQ(test, cc->co.nr_reps, 0U);
+	for_each_online_cpu(cpu) {
+		work_on_cpu(cpu, ct_count_fn, cc);
+		n++;
+		KUNIT_EXPECT_EQ(test, clustered_counter_sum(cc), 990L * n);
+	}
+	KUNIT_EXPECT_EQ(test, cc->co.nr_reps, n);
+	init_completion(&ct_cc_released);
+	clustered_counter_destroy(cc, ct_cc_release);
+	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&ct_cc_released, CT_WAIT), 0);
+}
+
+static struct kunit_case clustered_test_cases[] = {
+	KUNIT_CASE(clustered_test_hit_miss),
+	KUNIT_CASE(clustered_test_forward),
+	KUNIT_CASE(clustered_test_lazy),
+	KUNIT_CASE(clustered_test_shared),
+	KUNIT_CASE(clustered_test_lookup),
+	KUNIT_CASE(clustered_test_destroy),
+	KUNIT_CASE(clustered_test_counter),
+	{}
+};
+
+static struct kunit_suite clustered_test_suite = {
+	.name = "clustered",
+	.test_cases = clustered_test_cases,
+};
+
+kunit_test_suite(clustered_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for clustered objects");
+MODULE_LICENSE("GPL");

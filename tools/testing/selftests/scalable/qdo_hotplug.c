@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * QDo and clustered objects under CPU hotplug.
+ *
+ *  1. idle: with no QDo request pending, the QDo daemons are never woken
+ *     (the "wakeups" and "timer" counts of /sys/kernel/debug/qdo/stats
+ *     stay put for two seconds);
+ *  2. stress: /sys/kernel/debug/qdo_test/stress (lib/test_qdo.c) runs QDo
+ *     requests with random masks and clustered counters on every CPU;
+ *  3. the same stress while a child process takes CPUs 1..N-1 offline and
+ *     online again through sysfs.
+ *
+ * Needs root, debugfs and CONFIG_TEST_QDO; the stress reports its own
+ * consistency checks ("qdo_stress ok" or "qdo_stress FAIL ...").
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../kselftest.h"
+
+#define QDO_STATS	"/sys/kernel/debug/qdo/stats"
+#define QDO_STRESS	"/sys/kernel/debug/qdo_test/stress"
+
+static char buf[65536];
+
+static int read_file(const char *path)
+{
+	ssize_t n, len = 0;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += n;
+	close(fd);
+	buf[len] = 0;
+	return n < 0 ? -EIO : 0;
+}
+
+static long stat_value(const char *key)
+{
+	char pat[64];
+	char *p;
+
+	if (read_file(QDO_STATS))
+		return -1;
+	snprintf(pat, sizeof(pat), "\n%s ", key);
+	p = strstr(buf, pat);
+	return p ? strtol(p + strlen(pat), NULL, 10) : -1;
+}
+
+static int set_online(int cpu, int on)
+{
+	char path[64];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, on ? "1" : "0", 1) != 1)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int stress(void)
+{
+	int ret = read_file(QDO_STRESS);
+
+	if (ret) {
+		ksft_print_msg("reading %s: %s\n", QDO_STRESS, strerror(-ret));
+		return -1;
+	}
+	ksft_print_msg("%s", buf);
+	return strstr(buf, "qdo_stress ok") ? 0 : -1;
+}
+
+static void test_idle(void)
+{
+	long w1, t1, w2, t2, pend;
+	int i;
+
+	for (i = 0; i < 100 && stat_value("pending") != 0; i++)
+		usleep(100000);
+	w1 = stat_value("wakeups");
+	t1 = stat_value("timer");
+	sleep(2);
+	w2 = stat_value("wakeups");
+	t2 = stat_value("timer");
+	pend = stat_value("pending");
+	ksft_print_msg("idle 2 s: daemon wakeups %ld -> %ld, ", w1, w2);
+	printf("timer expiries %ld -> %ld, pending %ld\n", t1, t2, pend);
+	if (w1 < 0 || pend != 0)
+		ksft_test_result_fail("idle: stats unreadable or requests pending\n");
+	else
+		ksft_test_result(w1 == w2 && t1 == t2, "idle: no QDo wakeups without requests\n");
+}
+
+static void toggler(int ncpus)
+{
+	int cpu;
+
+	for (;;) {
+		for (cpu = 1; cpu < ncpus; cpu++) {
+			if (set_online(cpu, 0))
+				continue;
+			usleep(20000);
+			if (set_online(cpu, 1))
+				_exit(2);
+			usleep(20000);
+		}
+	}
+}
+
+static void test_hotplug(int ncpus)
+{
+	int i, failed = 0, status, cpu, rounds = 5;
+	pid_t pid;
+
+	if (ncpus < 2 || set_online(1, 1)) {
+		ksft_test_result_skip("hotplug: needs CPU 1 and its sysfs online file\n");
+		return;
+	}
+	pid = fork();
+	if (pid < 0) {
+		ksft_test_result_fail("hotplug: fork: %s\n", strerror(errno));
+		return;
+	}
+	if (pid == 0)
+		toggler(ncpus);
+	for (i = 0; i < rounds; i++)
+		if (stress())
+			failed++;
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	for (cpu = 1; cpu < ncpus; cpu++)
+		if (set_online(cpu, 1) && errno != 0)
+			ksft_print_msg("could not bring CPU %d back online\n", cpu);
+	for (cpu = 1; cpu < ncpus; cpu++)
+		set_online(cpu, 1);
+	ksft_print_msg("qdo migrated requests: %ld\n", stat_value("migrated"));
+	ksft_test_result(!failed, "hotplug: %d stress rounds while CPUs go offline and online\n",
+			 rounds);
+}
+
+int main(int argc, char **argv)
+{
+	int ncpus = sysconf(_SC_NPROCESSORS_CONF);
+
+	ksft_print_header();
+	if (access(QDO_STRESS, R_OK) || access(QDO_STATS, R_OK))
+		ksft_exit_skip("%s or %s missing (CONFIG_TEST_QDO, debugfs, root)\n",
+			       QDO_STATS, QDO_STRESS);
+	ksft_set_plan(3);
+	test_idle();
+	ksft_test_result(!stress(), "stress: QDo and clustered counters\n");
+	test_hotplug(ncpus);
+	ksft_finished();
+}

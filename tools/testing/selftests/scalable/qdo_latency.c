@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * QDo callback latency against call_rcu() and synchronize_rcu_expedited(),
+ * measured in the kernel by /sys/kernel/debug/qdo_test/latency
+ * (lib/test_qdo.c), on an idle system and with every CPU busy in user
+ * mode.  The kernel prints RESULT lines; this program re-prints them with
+ * the load ("idle_" or "loaded_") in front of the mode.  Numbers only:
+ * nothing here asserts on speed.  The common benchmark options (-w, -m,
+ * -r, -q, -c) are accepted and ignored: the kernel side sets the sizes.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../kselftest.h"
+
+#define QDO_LATENCY	"/sys/kernel/debug/qdo_test/latency"
+#define QDO_COUNTER	"/sys/kernel/debug/qdo_test/counter"
+#define QDO_PERIOD	"/sys/module/qdo/parameters/period_us"
+
+static char buf[65536];
+
+/* Re-print the kernel's lines; "load" goes in front of each mode. */
+static int measure(const char *path, const char *load)
+{
+	ssize_t n, len = 0;
+	char *line, *save, *mode;
+	int fd = open(path, O_RDONLY), results = 0;
+
+	if (fd < 0)
+		return -1;
+	while ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += n;
+	close(fd);
+	buf[len] = 0;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		mode = strstr(line, " mode=");
+		if (strncmp(line, "RESULT ", 7) || !mode) {
+			ksft_print_msg("%s\n", line);
+			continue;
+		}
+		*mode = 0;
+		if (load)
+			ksft_print_msg("%s mode=%s_%s\n", line, load, mode + 6);
+		else
+			ksft_print_msg("%s mode=%s\n", line, mode + 6);
+		results++;
+	}
+	return results;
+}
+
+static int set_period(const char *us)
+{
+	int fd = open(QDO_PERIOD, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, us, strlen(us)) != (ssize_t)strlen(us))
+		ret = -1;
+	close(fd);
+	return ret;
+}
+
+static void spin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	for (;;)
+		;
+}
+
+int main(int argc, char **argv)
+{
+	int ncpus = sysconf(_SC_NPROCESSORS_ONLN), cpu, n;
+	pid_t pids[256];
+
+	ksft_print_header();
+	if (access(QDO_LATENCY, R_OK))
+		ksft_exit_skip("%s missing (CONFIG_TEST_QDO, debugfs, root)\n", QDO_LATENCY);
+	ksft_set_plan(4);
+
+	n = measure(QDO_LATENCY, "idle");
+	ksft_test_result(n > 0, "qdo_latency idle: %d results\n", n);
+
+	if (ncpus > 256)
+		ncpus = 256;
+	for (cpu = 0; cpu < ncpus; cpu++) {
+		pids[cpu] = fork();
+		if (pids[cpu] == 0)
+			spin(cpu);
+	}
+	n = measure(QDO_LATENCY, "loaded");
+	for (cpu = 0; cpu < ncpus; cpu++) {
+		if (pids[cpu] > 0) {
+			kill(pids[cpu], SIGKILL);
+			waitpid(pids[cpu], NULL, 0);
+		}
+	}
+	ksft_test_result(n > 0, "qdo_latency loaded: %d results\n", n);
+
+	/* The daemon period against latency, idle (the default is 4000). */
+	n = 0;
+	if (!set_period("1000")) {
+		n += measure(QDO_LATENCY, "idle_p1ms");
+		set_period("10000");
+		n += measure(QDO_LATENCY, "idle_p10ms");
+		set_period("4000");
+	}
+	ksft_test_result(n > 0, "qdo_latency against the daemon period: %d results\n", n);
+
+	n = measure(QDO_COUNTER, NULL);
+	ksft_test_result(n > 0, "counter_bench: %d results\n", n);
+	ksft_finished();
+}
