@@ -380,11 +380,14 @@ def _prepare_src():
 			if os.path.exists(os.path.join(base, f)):
 				raise HarnessError('%s exists in the base tree: edit it through an '
 						   'upstream.diff instead' % f)
-	# New files: copy only what changed (checksum), keeping mtimes of the rest.
+	# New files: copy only those whose content changed (checksum).  No -t: a
+	# copied file gets the time of the copy, so it is always newer than the
+	# objects built from its previous content, whatever its mtime here (a
+	# checkout or merge can carry a file's time backwards).
 	listing = os.path.join(BUILD, 'src', '.overlay')
 	with open(listing, 'w') as f:
 		f.write('\n'.join(sorted(owner)) + '\n')
-	run(['rsync', '-rlt', '--checksum', '--files-from=' + listing, TOP + '/', src + '/'],
+	run(['rsync', '-rl', '--checksum', '--files-from=' + listing, TOP + '/', src + '/'],
 	    quiet=True)
 	with open(stamp, 'w') as f:
 		f.write(ident)
