@@ -372,7 +372,10 @@ def _prepare_src():
 		run(['cp', '-al', base, src], quiet=True)
 		for p in patches:
 			if p['diff']:
-				r = subprocess.run(['patch', '-p1', '-N', '-s', '-d', src, '-i', p['diff']])
+				# Exactly as git apply/am will: no fuzz, no backup files.
+				r = subprocess.run(['patch', '-p1', '-N', '-s', '--fuzz=0',
+						    '--no-backup-if-mismatch', '-d', src, '-i',
+						    p['diff']])
 				if r.returncode != 0:
 					shutil.rmtree(os.path.join(BUILD, 'src'), ignore_errors=True)
 					raise HarnessError('%s/upstream.diff does not apply to the base' % p['name'])
@@ -1048,4 +1051,7 @@ def main():
 
 
 if __name__ == '__main__':
+	# series.py imports this file as "scalable": let it get this module,
+	# not a second copy whose HarnessError main() would not catch.
+	sys.modules.setdefault('scalable', sys.modules[__name__])
 	sys.exit(main())
