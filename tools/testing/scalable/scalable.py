@@ -344,6 +344,10 @@ def series_files(patches):
 	return owner
 
 
+# Bump when the way the tree is assembled changes, to re-assemble old trees.
+ASSEMBLY_VERSION = b'2: patch --fuzz=0 --no-backup-if-mismatch'
+
+
 def prepare_src():
 	"""Build build/src/linux = base + upstream diffs + new files; incremental."""
 	with machine_lock('assembling the tree'):
@@ -356,6 +360,7 @@ def _prepare_src():
 	owner = series_files(patches)
 	src = os.path.join(BUILD, 'src', 'linux')
 	h = hashlib.sha256(open(os.path.join(BUILD, 'base', '.identity'), 'rb').read())
+	h.update(ASSEMBLY_VERSION)
 	for p in patches:
 		if p['diff']:
 			h.update(open(p['diff'], 'rb').read())
