@@ -10,7 +10,9 @@
  *  1. the owner removes every persistent reference, then calls
  *     clustered_destroy(), which marks the object dying (misses forward to
  *     the root from now on, so no new rep and no new ->accessed bit can
- *     appear) and removes it from the table;
+ *     appear; a CPU whose slot is already installed keeps hitting its
+ *     rep until step 3, which the existence rule makes safe) and removes
+ *     it from the table;
  *  2. QDo waits for a quiescent state on the CPUs of ->accessed only;
  *  3. the QDo callback frees the representatives;
  *  4. after an RCU grace period (lookups by ID run under RCU on any CPU)
@@ -128,11 +130,14 @@ void *clustered_miss(struct clustered_obj *co)
 
 	if (in_nmi())
 		return NULL;
+	/* Rechecked under the lock; this only spares a dying object allocations. */
+	if (READ_ONCE(co->dying))
+		return NULL;
 	if (co->degree == CLUSTERED_PER_CPU || !READ_ONCE(co->groups[g]))
 		new = co->ops->miss(co, cpu, GFP_NOWAIT | __GFP_NOWARN);
 
 	spin_lock_irqsave(&co->lock, flags);
-	co->nr_misses++;
+	WRITE_ONCE(co->nr_misses, co->nr_misses + 1);
 	if (co->dying)
 		goto out;
 	rep = this_cpu_read(*co->slot);
@@ -140,19 +145,25 @@ void *clustered_miss(struct clustered_obj *co)
 		goto out;	/* an interrupt installed one meanwhile */
 	if (co->degree != CLUSTERED_PER_CPU) {
 		if (!co->groups[g] && new) {
-			WRITE_ONCE(co->groups[g], new);
-			co->nr_reps++;
+			/*
+			 * Release: clustered_next_rep() on another CPU reads
+			 * the pointer without the lock and must see the rep
+			 * initialised by ->miss().
+			 */
+			smp_store_release(&co->groups[g], new);
+			WRITE_ONCE(co->nr_reps, co->nr_reps + 1);
 			new = NULL;
 		}
 		rep = co->groups[g];
 	} else if (new) {
 		rep = new;
 		new = NULL;
-		co->nr_reps++;
+		WRITE_ONCE(co->nr_reps, co->nr_reps + 1);
 	}
 	if (rep) {
 		cpumask_set_cpu(cpu, co->accessed);
-		this_cpu_write(*co->slot, rep);
+		/* Release, as above: remote iterators read the slot. */
+		smp_store_release(this_cpu_ptr(co->slot), rep);
 	}
 out:
 	spin_unlock_irqrestore(&co->lock, flags);
@@ -208,7 +219,7 @@ EXPORT_SYMBOL_GPL(clustered_iter_start);
  * @co: the object
  * @pos: iterator state: a CPU (per-CPU degree) or group index
  *
- * Context: preemption disabled, after clustered_iter_begin().
+ * Context: preemption disabled, after clustered_iter_start().
  * Return: the next instantiated rep, or NULL at the end.
  */
 void *clustered_next_rep(struct clustered_obj *co, int *pos)

@@ -132,7 +132,8 @@ struct clustered_iter clustered_iter_start(struct clustered_obj *co, void **repp
  * Context: preemption disabled (the returned rep is a temporary reference,
  * see the top of this file); any context, NMI included (NMI forwards).
  * Return: the rep, or NULL if this access must be forwarded to the root
- * (no memory, NMI, or the object is being destroyed).
+ * (no memory, NMI, or a miss on an object being destroyed; a CPU whose
+ * slot is installed keeps getting its rep until the reps are freed).
  */
 static __always_inline void *clustered_rep(struct clustered_obj *co)
 {
