@@ -19,6 +19,7 @@
 #include <linux/cpumask.h>
 #include <linux/jump_label.h>
 #include <linux/llist.h>
+#include <linux/preempt.h>
 #include <linux/types.h>
 
 struct qdo_head;
@@ -116,8 +117,12 @@ static __always_inline void qdo_tick(int user)
  */
 static inline void qdo_qs(void)
 {
-	if (static_branch_unlikely(&qdo_hooks_key))
+	if (static_branch_unlikely(&qdo_hooks_key)) {
+		/* Stay on the CPU whose generation is advanced. */
+		preempt_disable();
 		__qdo_qs(true);
+		preempt_enable();
+	}
 }
 
 int qdo_call(struct qdo_head *head, qdo_func_t func,

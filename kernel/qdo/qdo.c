@@ -153,7 +153,9 @@ static DECLARE_WAIT_QUEUE_HEAD(qdo_barrier_wq);
  * ->gen; an interrupt that increments it in the middle of a task-context
  * increment can lose one step, which only delays detection.
  *
- * Context: any, on the local CPU, outside a read-side section.
+ * Context: preemption (or interrupts) disabled, outside a read-side
+ * section: a task that migrated between picking the counter and storing
+ * to it would move another CPU's generation.
  */
 void __qdo_qs(bool full_barrier)
 {
@@ -441,8 +443,13 @@ static void qdo_set_busy(struct qdo_cpu *qc, bool busy)
 		return;
 	qc->busy = busy;
 	if (busy) {
-		atomic_inc(&qdo_busy_cpus);
-		if (!static_key_enabled(&qdo_hooks_key))
+		/*
+		 * Always (re)queue on the first busy CPU, even if the key
+		 * still looks enabled: qdo_key_fn() may have read a zero
+		 * count and be about to disable it.  Queueing a running work
+		 * item runs it once more, and that run sees this increment.
+		 */
+		if (atomic_inc_return(&qdo_busy_cpus) == 1)
 			mod_delayed_work(system_wq, &qdo_key_work, 0);
 	} else if (atomic_dec_and_test(&qdo_busy_cpus)) {
 		/* Keep the hooks a while: requests tend to come in bursts. */
