@@ -322,9 +322,20 @@ static void qdo_dispatch(struct qdo_cpu *qc, struct qdo_head *h)
 {
 	unsigned int cpu = cpumask_first_and(h->emask, cpu_online_mask);
 
-	if (cpu >= nr_cpu_ids)
-		cpu = qc->cpu;
-	qdo_push_exec(qc, h, cpu);
+	if (cpu < nr_cpu_ids) {
+		qdo_push_exec(qc, h, cpu);
+		return;
+	}
+	/*
+	 * No CPU of the execution mask is online: run the callback once
+	 * here, in place of the whole mask, and end the walk there.  With
+	 * the cursor left on this CPU, a mask CPU that came online before
+	 * qdo_run_exec() would have run it a second time.  Only this daemon
+	 * sees @h until qdo_run_exec(), so setting the cursor after the
+	 * local push is safe.
+	 */
+	qdo_push_exec(qc, h, qc->cpu);
+	h->cursor = nr_cpu_ids - 1;
 }
 
 static void qdo_snapshot(struct qdo_cpu *qc, unsigned int c, bool *retry)
