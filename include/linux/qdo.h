@@ -12,6 +12,12 @@
  * passes a quiescent state when it context-switches, when it is idle (or
  * offline), and when the tick interrupts user mode (or, with
  * CONFIG_PREEMPT_COUNT, kernel code outside any read-side section).
+ * Without CONFIG_PREEMPT_COUNT, a CPU that loops in the kernel delays the
+ * requests that wait for it until it schedules or calls qdo_qs(): QDo
+ * forces no quiescent state.  On PREEMPT_RT, spinlock_t sections are
+ * preemptible and are not read-side sections.
+ *
+ * See Documentation/core-api/qdo.rst.
  */
 #ifndef _LINUX_QDO_H
 #define _LINUX_QDO_H
@@ -44,6 +50,7 @@ typedef void (*qdo_func_t)(struct qdo_head *head);
  * @t_reg: registration time in ns, for the latency histogram (internal)
  * @cursor: the execution CPU whose turn it is (internal)
  * @phase: barrier phase the request was counted in (internal)
+ * @last: the invocation in progress is the last one (see qdo_is_last())
  *
  * Like &struct rcu_head, this is embedded in the object to be reclaimed,
  * so that registration never allocates.  All fields belong to QDo from
@@ -57,7 +64,8 @@ struct qdo_head {
 	unsigned long		round;
 	u64			t_reg;
 	unsigned int		cursor;
-	unsigned int		phase;
+	u8			phase;
+	bool			last;
 };
 
 #ifdef CONFIG_QDO
@@ -123,6 +131,25 @@ static inline void qdo_qs(void)
 		__qdo_qs(true);
 		preempt_enable();
 	}
+}
+
+/**
+ * qdo_is_last() - is this the last invocation of a request's callback?
+ * @head: the request, as passed to the callback
+ *
+ * With more than one CPU in its execution mask a callback runs once per
+ * online CPU of the mask, one CPU after the other, and only the last
+ * invocation may free or re-register @head.  QDo decides before each
+ * invocation whether another one follows, from the CPUs online then; an
+ * execution CPU that goes offline later is run in its place by another
+ * CPU, so the answer stays exact under CPU hotplug.
+ *
+ * Context: only inside the callback of @head.
+ * Return: true in the last invocation, false if another one follows.
+ */
+static inline bool qdo_is_last(const struct qdo_head *head)
+{
+	return head->last;
 }
 
 int qdo_call(struct qdo_head *head, qdo_func_t func,

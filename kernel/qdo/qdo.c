@@ -38,8 +38,22 @@
  * 4.9.2): a CPU's daemon runs the callback and then hands the request to
  * the next CPU's daemon.
  *
- * Hotplug: offline CPUs count as quiescent; when a CPU dies, a control CPU
- * moves its pending and to-be-executed requests to an online CPU.
+ * Hotplug: a CPU counts as quiescent only while QDo knows it runs no
+ * kernel code at all: from the moment it is dead (CPUHP_BP_PREPARE_DYN
+ * teardown, on a control CPU) until it is prepared to come up again (the
+ * same state's startup, before it is kicked).  A CPU that is starting or
+ * dying is out of cpu_online_mask but may still be inside a read-side
+ * section, so it is snapshotted like any other.  When a CPU dies, the
+ * control CPU moves its pending and to-be-executed requests to an online
+ * CPU.
+ *
+ * Without CONFIG_PREEMPT_COUNT (PREEMPT_NONE and PREEMPT_VOLUNTARY
+ * kernels) the tick cannot tell kernel code outside a read-side section
+ * from code inside one, so a CPU that loops in the kernel without
+ * scheduling delays the requests that wait for it until it calls
+ * cond_resched() (which schedules only when needed) or qdo_qs(), or
+ * returns to user mode.  QDo forces no quiescent state: no IPI, no
+ * resched request.
  */
 
 #define pr_fmt(fmt) "qdo: " fmt
@@ -81,6 +95,16 @@ MODULE_PARM_DESC(period_us, "QDo daemon period while requests are pending (us)")
 
 #define QDO_HIST_BUCKETS	24	/* log2 of the latency in us */
 
+/*
+ * Statistics are per CPU and written by one context at a time (the owning
+ * CPU with interrupts off, its daemon, or the hotplug control CPU under
+ * ->lock); debugfs reads them from any CPU with READ_ONCE().
+ */
+static inline void qdo_stat_inc(unsigned long *stat)
+{
+	WRITE_ONCE(*stat, *stat + 1);
+}
+
 /* One remote CPU as seen by one daemon: the snapshot algorithm's state. */
 struct qdo_snap {
 	unsigned long	gen;		/* remote ->gen at the snapshot */
@@ -101,7 +125,7 @@ struct qdo_cpu {
 	struct llist_node	*wait;		/* awaiting quiescence, FIFO */
 	struct llist_node	**wait_tail;
 	unsigned long		round;
-	struct qdo_snap		*snap;		/* [nr_cpu_ids] */
+	struct qdo_snap		*snap;		/* [nr_cpu_ids], at first use */
 	cpumask_var_t		outstanding;	/* CPUs with a snapshot in flight */
 	cpumask_var_t		need;		/* CPUs to snapshot now */
 	bool			busy;		/* counted in qdo_busy_cpus */
@@ -109,7 +133,7 @@ struct qdo_cpu {
 	struct hrtimer		timer;
 	unsigned int		cpu;
 	raw_spinlock_t		lock;		/* ->online vs. remote ->exec pushes */
-	bool			online;
+	bool			online;		/* may run kernel code, see qdo_live() */
 
 	/* Statistics, for debugfs. */
 	unsigned long		nr_registered;
@@ -176,6 +200,8 @@ EXPORT_SYMBOL_GPL(__qdo_qs);
  * A tick that interrupted user mode is a quiescent state; so is one that
  * interrupted kernel code with a zero preempt count, which can only be
  * known with CONFIG_PREEMPT_COUNT (as in rcu_flavor_sched_clock_irq()).
+ * Without it, kernel code is never credited by the tick, and nothing
+ * forces a quiescent state: see the top of this file.
  *
  * Context: hard interrupt (update_process_times()).
  */
@@ -192,7 +218,7 @@ static enum hrtimer_restart qdo_timer_fn(struct hrtimer *timer)
 {
 	struct qdo_cpu *qc = container_of(timer, struct qdo_cpu, timer);
 
-	qc->nr_timer++;
+	qdo_stat_inc(&qc->nr_timer);
 	WRITE_ONCE(qc->kick, true);
 	wake_up_process(per_cpu(qdo_task, qc->cpu));
 	return HRTIMER_NORESTART;
@@ -229,7 +255,8 @@ static void qdo_arm(struct qdo_cpu *qc)
  * must stay valid that long: cpu_possible_mask, cpu_online_mask,
  * cpumask_of(), or a mask inside the object being reclaimed.  With more
  * than one CPU in @emask, @func runs once per CPU, and only the last
- * invocation may free or re-register @head.
+ * invocation, the one in which qdo_is_last() is true, may free or
+ * re-register @head.
  *
  * Context: any context except NMI; does not sleep.
  * Return: 0, -EINVAL if @func, @qmask or @emask is missing or @emask is
@@ -256,8 +283,8 @@ int qdo_call(struct qdo_head *head, qdo_func_t func,
 	qc = this_cpu_ptr(&qdo_cpus);
 	idx = READ_ONCE(qdo_barrier_phase) & 1;
 	head->phase = idx;
-	qc->reg[idx]++;
-	qc->nr_registered++;
+	qdo_stat_inc(&qc->reg[idx]);
+	qdo_stat_inc(&qc->nr_registered);
 	/* Fully ordered: the caller's unlink before any snapshot of it. */
 	llist_add(&head->node, &qc->intake);
 	qdo_arm(qc);
@@ -267,6 +294,19 @@ int qdo_call(struct qdo_head *head, qdo_func_t func,
 EXPORT_SYMBOL_GPL(qdo_call);
 
 /* ---------------------------------------------------------------- detection */
+
+/*
+ * Might @cpu be running kernel code, a read-side section included?  True
+ * from the hotplug prepare step until the CPU is dead, so starting and
+ * dying CPUs, which are outside cpu_online_mask, are waited for too.  The
+ * flag is cleared on the control CPU after the dead CPU's last accesses
+ * (ordered by the hotplug completion); the daemon's fully ordered list
+ * operations order this read before the callback.
+ */
+static bool qdo_live(unsigned int cpu)
+{
+	return READ_ONCE(per_cpu(qdo_cpus, cpu).online);
+}
 
 static bool qdo_snap_moved(struct qdo_snap *s, unsigned int cpu)
 {
@@ -283,7 +323,7 @@ static bool qdo_ready(struct qdo_cpu *qc, struct qdo_head *h, unsigned int self)
 	unsigned int c;
 
 	for_each_cpu(c, h->qmask) {
-		if (c == self || !cpu_online(c))
+		if (c == self || !qdo_live(c))
 			continue;
 		if (ULONG_CMP_GE(qc->snap[c].done, h->round))
 			continue;
@@ -364,7 +404,7 @@ static void qdo_scan(struct qdo_cpu *qc, unsigned int self)
 
 	/* Outstanding snapshots that have seen a quiescent state. */
 	for_each_cpu(c, qc->outstanding) {
-		if (!cpu_online(c) || qdo_snap_moved(&qc->snap[c], c)) {
+		if (!qdo_live(c) || qdo_snap_moved(&qc->snap[c], c)) {
 			qc->snap[c].done = qc->snap[c].round;
 			__cpumask_clear_cpu(c, qc->outstanding);
 		}
@@ -402,8 +442,8 @@ static void qdo_complete(struct qdo_cpu *qc, unsigned int phase, u64 t_reg)
 	u64 us = div_u64(ktime_get_ns() - t_reg, NSEC_PER_USEC);
 	unsigned int b = us ? min_t(unsigned int, ilog2(us) + 1, QDO_HIST_BUCKETS - 1) : 0;
 
-	qc->hist[b]++;
-	qc->nr_executed++;
+	qdo_stat_inc(&qc->hist[b]);
+	qdo_stat_inc(&qc->nr_executed);
 	this_cpu_inc(qdo_cpus.done[phase]);
 	/* wq_has_sleeper() orders the count before the waiter check. */
 	if (wq_has_sleeper(&qdo_barrier_wq))
@@ -425,7 +465,9 @@ static void qdo_run_exec(struct qdo_cpu *qc)
 			cpu = cpumask_next_and(h->cursor, h->emask, cpu_online_mask);
 			phase = h->phase;
 			t_reg = h->t_reg;
-			qc->nr_invoked++;
+			/* Decided now, so that qdo_is_last() is exact. */
+			h->last = cpu >= nr_cpu_ids;
+			qdo_stat_inc(&qc->nr_invoked);
 			h->func(h);
 			if (cpu >= nr_cpu_ids)
 				qdo_complete(qc, phase, t_reg);	/* @h may be gone */
@@ -480,10 +522,19 @@ static void qdo_daemon(unsigned int cpu)
 	u64 t0 = ktime_get_ns();
 
 	WRITE_ONCE(qc->kick, false);
-	qc->nr_wakeups++;
+	qdo_stat_inc(&qc->nr_wakeups);
 	smp_mb();	/* ->kick clear before looking at the lists */
 
-	n = llist_del_all(&qc->intake);
+	/*
+	 * The snapshot table is nr_cpu_ids entries per daemon: allocate it
+	 * only on CPUs that get requests, so that a big machine does not
+	 * pay nr_cpu_ids^2 up front.  Without memory, new requests stay in
+	 * the intake list and the daemon tries again a period later.
+	 */
+	if (unlikely(!qc->snap))
+		qc->snap = kvcalloc(nr_cpu_ids, sizeof(*qc->snap), GFP_KERNEL);
+
+	n = qc->snap ? llist_del_all(&qc->intake) : NULL;
 	if (n) {
 		qc->round++;
 		for (n = llist_reverse_order(n); n; n = next) {
@@ -496,16 +547,16 @@ static void qdo_daemon(unsigned int cpu)
 		qdo_set_busy(qc, true);
 	}
 	smp_mb();	/* registrations before the snapshots */
-	qdo_scan(qc, cpu);
+	qdo_scan(qc, cpu);	/* with no table, ->wait and ->outstanding are empty */
 	qdo_run_exec(qc);
 
-	if (qc->wait) {
+	if (qc->wait || !llist_empty(&qc->intake)) {
 		local_irq_disable();
 		qdo_arm(qc);
 		local_irq_enable();
-	} else {
-		qdo_set_busy(qc, false);
 	}
+	if (!qc->wait)
+		qdo_set_busy(qc, false);
 	WRITE_ONCE(qc->ns_busy, qc->ns_busy + ktime_get_ns() - t0);
 }
 
@@ -536,22 +587,17 @@ static struct smp_hotplug_thread qdo_threads = {
 
 /* ---------------------------------------------------------------- hotplug */
 
-static int qdo_cpu_online(unsigned int cpu)
+/*
+ * Runs on a control CPU before @cpu is kicked: from now on it may run
+ * kernel code, so it is waited for, and its daemon takes requests (it
+ * runs them once smpboot unparks it).
+ */
+static int qdo_cpu_prepare(unsigned int cpu)
 {
 	struct qdo_cpu *qc = per_cpu_ptr(&qdo_cpus, cpu);
 
 	raw_spin_lock_irq(&qc->lock);
-	qc->online = true;
-	raw_spin_unlock_irq(&qc->lock);
-	return 0;
-}
-
-static int qdo_cpu_offline(unsigned int cpu)
-{
-	struct qdo_cpu *qc = per_cpu_ptr(&qdo_cpus, cpu);
-
-	raw_spin_lock_irq(&qc->lock);
-	qc->online = false;
+	WRITE_ONCE(qc->online, true);
 	raw_spin_unlock_irq(&qc->lock);
 	return 0;
 }
@@ -580,6 +626,10 @@ static int qdo_cpu_dead(unsigned int cpu)
 	unsigned long moved;
 	unsigned int target;
 
+	/* No more pushes to @cpu, and it counts as quiescent from now on. */
+	raw_spin_lock_irq(&dead->lock);
+	WRITE_ONCE(dead->online, false);
+	raw_spin_unlock_irq(&dead->lock);
 	hrtimer_cancel(&dead->timer);
 	WRITE_ONCE(dead->kick, false);
 
@@ -600,7 +650,7 @@ static int qdo_cpu_dead(unsigned int cpu)
 	target = cpumask_any(cpu_online_mask);
 	qc = per_cpu_ptr(&qdo_cpus, target);
 	raw_spin_lock_irq(&qc->lock);
-	qc->nr_migrated += moved;
+	WRITE_ONCE(qc->nr_migrated, qc->nr_migrated + moved);
 	if (in) {
 		for (last = in; last->next; last = last->next)
 			;
@@ -717,8 +767,15 @@ static void qdo_poll_start_gp(void)
 	WRITE_ONCE(qdo_poll_seq, qdo_poll_seq + 1);
 	smp_mb();	/* the start before the request's snapshots */
 	if (qdo_call(&qdo_poll_head, qdo_poll_cb, cpu_possible_mask,
-		     cpumask_of(raw_smp_processor_id())))
-		qdo_poll_busy = false;	/* early boot: started later */
+		     cpumask_of(raw_smp_processor_id()))) {
+		/*
+		 * Early boot: undo the start, so that ->seq stays even while
+		 * no grace period is in flight; the next qdo_start_poll()
+		 * starts it again.
+		 */
+		WRITE_ONCE(qdo_poll_seq, qdo_poll_seq - 1);
+		qdo_poll_busy = false;
+	}
 }
 
 static void qdo_poll_cb(struct qdo_head *head)
@@ -835,6 +892,16 @@ DEFINE_SHOW_ATTRIBUTE(qdo_stats);
 
 /* ---------------------------------------------------------------- init */
 
+static void __init qdo_free_masks(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		free_cpumask_var(per_cpu(qdo_cpus, cpu).outstanding);
+		free_cpumask_var(per_cpu(qdo_cpus, cpu).need);
+	}
+}
+
 static int __init qdo_init(void)
 {
 	unsigned int cpu;
@@ -850,23 +917,29 @@ static int __init qdo_init(void)
 		init_llist_head(&qc->exec);
 		hrtimer_init(&qc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
 		qc->timer.function = qdo_timer_fn;
-		qc->snap = kcalloc(nr_cpu_ids, sizeof(*qc->snap), GFP_KERNEL);
-		if (!qc->snap || !zalloc_cpumask_var(&qc->outstanding, GFP_KERNEL) ||
-		    !zalloc_cpumask_var(&qc->need, GFP_KERNEL))
-			return -ENOMEM;
+		if (!zalloc_cpumask_var(&qc->outstanding, GFP_KERNEL) ||
+		    !zalloc_cpumask_var(&qc->need, GFP_KERNEL)) {
+			ret = -ENOMEM;
+			goto err_masks;
+		}
 	}
 	ret = smpboot_register_percpu_thread(&qdo_threads);
 	if (ret)
-		return ret;
-	ret = cpuhp_setup_state_nocalls(CPUHP_BP_PREPARE_DYN, "qdo:dead", NULL, qdo_cpu_dead);
+		goto err_masks;
+	/* With calls: the boot CPU is prepared here, the others as they come up. */
+	ret = cpuhp_setup_state(CPUHP_BP_PREPARE_DYN, "qdo:prepare", qdo_cpu_prepare,
+				qdo_cpu_dead);
 	if (ret < 0)
-		return ret;
-	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "qdo:online", qdo_cpu_online,
-				qdo_cpu_offline);
-	if (ret < 0)
-		return ret;
+		goto err_threads;
 	WRITE_ONCE(qdo_initialized, true);
 	return 0;
+
+err_threads:
+	smpboot_unregister_percpu_thread(&qdo_threads);
+err_masks:
+	qdo_free_masks();
+	pr_err("not initialized: %d\n", ret);
+	return ret;
 }
 early_initcall(qdo_init);
 

@@ -9,12 +9,12 @@
 #include <linux/completion.h>
 #include <linux/cpumask.h>
 #include <linux/delay.h>
-#include <linux/kthread.h>
 #include <linux/qdo.h>
 #include <linux/rcupdate.h>
-#include <linux/sched/task.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+
+#include "qdo_spinner.h"
 
 #define QDO_TEST_WAIT	(10 * HZ)
 #define QDO_TEST_CPUS	64
@@ -28,14 +28,12 @@ struct qdo_test_req {
 	bool			atomic_ctx;	/* ran in atomic context */
 	int			cpus[QDO_TEST_CPUS];	/* CPU of each invocation */
 	int			expected;	/* invocations before done */
+	int			nr_last;	/* invocations that were last */
+	int			last_at;	/* index of the last of them */
 	bool			spinner_active;	/* spinner state at the call */
 };
 
-static struct {
-	atomic_t	state;		/* 0 idle, 1 spinning, 2 done */
-	bool		release;
-	bool		timed_out;
-} qdo_spin;
+static struct qdo_spinner qdo_spin;
 
 static void qdo_test_cb(struct qdo_head *head)
 {
@@ -46,11 +44,15 @@ static void qdo_test_cb(struct qdo_head *head)
 		r->overlap = true;
 	if (in_atomic() || irqs_disabled())
 		r->atomic_ctx = true;
-	r->spinner_active = atomic_read(&qdo_spin.state) == 1;
+	r->spinner_active = qdo_spinner_spinning(&qdo_spin);
 	fsleep(1000);	/* process context: may sleep */
 	n = atomic_inc_return(&r->calls) - 1;
 	if (n < QDO_TEST_CPUS)
 		r->cpus[n] = raw_smp_processor_id();
+	if (qdo_is_last(head)) {
+		r->nr_last++;
+		r->last_at = n;
+	}
 	atomic_dec(&r->running);
 	if (n + 1 == r->expected)
 		complete(&r->done);
@@ -79,6 +81,7 @@ static void qdo_test_basic(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&r->calls), 1);
 	KUNIT_EXPECT_EQ(test, r->cpus[0], cpu);
 	KUNIT_EXPECT_FALSE(test, r->atomic_ctx);
+	KUNIT_EXPECT_EQ(test, r->nr_last, 1);
 }
 
 static void qdo_test_invalid(struct kunit *test)
@@ -108,52 +111,14 @@ static void qdo_test_serial_execute(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&r->calls), n);
 	KUNIT_EXPECT_FALSE(test, r->overlap);
 	KUNIT_EXPECT_FALSE(test, r->atomic_ctx);
+	/* qdo_is_last(): exactly one invocation, the final one. */
+	KUNIT_EXPECT_EQ(test, r->nr_last, 1);
+	KUNIT_EXPECT_EQ(test, r->last_at, n - 1);
 	for (i = 0; i < n && i < QDO_TEST_CPUS; i++) {
 		KUNIT_EXPECT_TRUE(test, cpu_online(r->cpus[i]));
 		if (i)
 			KUNIT_EXPECT_GT(test, r->cpus[i], r->cpus[i - 1]);
 	}
-}
-
-/* A CPU spinning with preemption disabled: a read-side section that lasts. */
-static int qdo_spinner(void *unused)
-{
-	u64 deadline = ktime_get_ns() + 4 * NSEC_PER_SEC;
-
-	preempt_disable();
-	atomic_set(&qdo_spin.state, 1);
-	while (!READ_ONCE(qdo_spin.release)) {
-		if (ktime_get_ns() > deadline) {
-			qdo_spin.timed_out = true;
-			break;
-		}
-		cpu_relax();
-	}
-	atomic_set(&qdo_spin.state, 2);
-	preempt_enable();
-	return 0;
-}
-
-static struct task_struct *qdo_spin_start(struct kunit *test, int cpu)
-{
-	struct task_struct *t;
-
-	memset(&qdo_spin, 0, sizeof(qdo_spin));
-	t = kthread_create_on_cpu(qdo_spinner, NULL, cpu, "qdo_spin/%u");
-	if (IS_ERR(t))
-		return t;
-	get_task_struct(t);
-	wake_up_process(t);
-	while (atomic_read(&qdo_spin.state) == 0)
-		fsleep(1000);
-	return t;
-}
-
-static void qdo_spin_stop(struct task_struct *t)
-{
-	WRITE_ONCE(qdo_spin.release, true);
-	kthread_stop(t);
-	put_task_struct(t);
 }
 
 /*
@@ -162,17 +127,16 @@ static void qdo_spin_stop(struct task_struct *t)
  * cannot complete until b leaves it.  Also the synchronous form and the
  * polled cookies against the same stuck CPU.
  *
- * A boot-time stop_machine() (the TSC clocksource switch, for one) cannot
- * run while b spins and stalls a too; the spinner then gives up after 4 s
- * and the observations are void: try again, up to three times.
+ * A spinner disturbed by a boot-time stop_machine() (see qdo_spinner.h)
+ * voids the observations: try again, up to three times.
  */
 static void qdo_test_subset(struct kunit *test)
 {
 	struct qdo_test_req *ra = kunit_kzalloc(test, sizeof(*ra), GFP_KERNEL);
 	struct qdo_test_req *rb = kunit_kzalloc(test, sizeof(*rb), GFP_KERNEL);
 	bool a_done, a_during, sync_during, b_waits, poll_waits, spinning;
-	struct task_struct *t;
 	unsigned long cookie;
+	bool disturbed;
 	int a, b, i, attempt;
 
 	KUNIT_ASSERT_NOT_NULL(test, ra);
@@ -184,8 +148,7 @@ static void qdo_test_subset(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(a)), 0);
 
 	for (attempt = 0; attempt < 3; attempt++) {
-		t = qdo_spin_start(test, b);
-		KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+		KUNIT_ASSERT_EQ(test, qdo_spinner_start(&qdo_spin, b), 0);
 
 		qdo_test_init(ra, 1);
 		qdo_test_init(rb, 1);
@@ -199,15 +162,15 @@ static void qdo_test_subset(struct kunit *test)
 		a_done = wait_for_completion_timeout(&ra->done, 2 * HZ) > 0;
 		a_during = ra->spinner_active;
 		qdo_synchronize(cpumask_of(a));
-		sync_during = atomic_read(&qdo_spin.state) == 1;
+		sync_during = qdo_spinner_spinning(&qdo_spin);
 
 		/* CPU b is stuck: neither its request nor the all-CPU cookie end. */
 		msleep(100);
 		b_waits = atomic_read(&rb->calls) == 0;
 		poll_waits = !qdo_poll_state(cookie);
-		spinning = atomic_read(&qdo_spin.state) == 1;
+		spinning = qdo_spinner_spinning(&qdo_spin);
 
-		qdo_spin_stop(t);
+		disturbed = qdo_spinner_stop(&qdo_spin);
 		KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&rb->done, QDO_TEST_WAIT), 0);
 		KUNIT_EXPECT_FALSE(test, rb->spinner_active);
 		for (i = 0; i < 1000 && !qdo_poll_state(cookie); i++)
@@ -215,7 +178,7 @@ static void qdo_test_subset(struct kunit *test)
 		KUNIT_EXPECT_TRUE(test, qdo_poll_state(cookie));
 		if (!a_done)
 			wait_for_completion_timeout(&ra->done, QDO_TEST_WAIT);
-		if (qdo_spin.timed_out) {
+		if (disturbed) {
 			kunit_info(test, "attempt %d disturbed (stop_machine?), again\n", attempt);
 			continue;
 		}
