@@ -17,6 +17,12 @@
  *  3. the QDo callback frees the representatives;
  *  4. after an RCU grace period (lookups by ID run under RCU on any CPU)
  *     the slots are freed and ops->release() releases the root.
+ *
+ * PREEMPT_RT: the miss path allocates a rep and takes ->lock (spinlock_t)
+ * inside the caller's preempt-disabled read-side section, which is not
+ * allowed where spinlock_t and the slab allocator may sleep; and spinlock_t
+ * sections there are no QDo read-side sections.  Clustered objects depend
+ * on !PREEMPT_RT (see Documentation/core-api/qdo.rst).
  */
 
 #define pr_fmt(fmt) "clustered: " fmt
@@ -34,7 +40,12 @@
 #include <linux/topology.h>
 #include <linux/xarray.h>
 
-static DEFINE_XARRAY_ALLOC(clustered_table);
+/*
+ * The table lock is taken with interrupts off (XA_FLAGS_LOCK_IRQ), so that
+ * clustered_init() and clustered_destroy() may be called with interrupts
+ * disabled or from interrupt context when their allocations do not sleep.
+ */
+static DEFINE_XARRAY_FLAGS(clustered_table, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 static u32 clustered_next_id;
 
 static unsigned int clustered_group(struct clustered_obj *co, unsigned int cpu)
@@ -53,7 +64,9 @@ static unsigned int clustered_group(struct clustered_obj *co, unsigned int cpu)
  * access (Tornado section 4.2.2), so reps exist only where the object is
  * used.  The object is entered in the object table.
  *
- * Context: process context if @gfp may sleep; takes the table lock.
+ * Context: process context if @gfp may sleep; otherwise any context
+ * except NMI, interrupts disabled or not (the table lock is irq-safe).
+ * Takes the table lock.
  * Return: 0, -EINVAL for missing ops, -ENOMEM, or -EBUSY when the table is
  * full.
  */
@@ -61,6 +74,7 @@ int clustered_init(struct clustered_obj *co, const struct clustered_ops *ops,
 		   enum clustered_degree degree, gfp_t gfp)
 {
 	unsigned int groups = degree == CLUSTERED_PER_NODE ? nr_node_ids : 1;
+	unsigned long flags;
 	int ret;
 
 	if (!ops || !ops->miss || !ops->free_rep || !ops->release ||
@@ -81,8 +95,11 @@ int clustered_init(struct clustered_obj *co, const struct clustered_ops *ops,
 	}
 	if (!zalloc_cpumask_var(&co->accessed, gfp))
 		goto err_groups;
-	ret = xa_alloc_cyclic(&clustered_table, &co->id, co, xa_limit_31b,
-			      &clustered_next_id, gfp);
+	/* irqsave: callers may have interrupts off (non-sleeping @gfp). */
+	xa_lock_irqsave(&clustered_table, flags);
+	ret = __xa_alloc_cyclic(&clustered_table, &co->id, co, xa_limit_31b,
+				&clustered_next_id, gfp);
+	xa_unlock_irqrestore(&clustered_table, flags);
 	if (ret < 0)
 		goto err_mask;
 	return 0;
@@ -306,7 +323,9 @@ void clustered_destroy(struct clustered_obj *co)
 	spin_lock_irqsave(&co->lock, flags);
 	WRITE_ONCE(co->dying, true);
 	spin_unlock_irqrestore(&co->lock, flags);
-	xa_erase(&clustered_table, co->id);
+	xa_lock_irqsave(&clustered_table, flags);
+	__xa_erase(&clustered_table, co->id);
+	xa_unlock_irqrestore(&clustered_table, flags);
 	/* ->dying before QDo reads ->accessed; pairs with clustered_touch(). */
 	smp_mb();
 	if (WARN_ON_ONCE(qdo_call(&co->qdo, clustered_phase3, co->accessed,
@@ -324,13 +343,13 @@ static int clustered_cpu_dead(unsigned int cpu)
 	unsigned long id;
 	void *rep;
 
-	xa_lock(&clustered_table);
+	xa_lock_irq(&clustered_table);
 	xa_for_each(&clustered_table, id, co) {
 		rep = READ_ONCE(*per_cpu_ptr(co->slot, cpu));
 		if (rep && co->ops->cpu_dead)
 			co->ops->cpu_dead(co, cpu, rep);
 	}
-	xa_unlock(&clustered_table);
+	xa_unlock_irq(&clustered_table);
 	return 0;
 }
 
@@ -346,12 +365,12 @@ static int clustered_objects_show(struct seq_file *m, void *v)
 	unsigned long id;
 
 	seq_puts(m, "id degree reps misses accessed\n");
-	xa_lock(&clustered_table);
+	xa_lock_irq(&clustered_table);
 	xa_for_each(&clustered_table, id, co)
 		seq_printf(m, "%lu %s %u %lu %*pbl\n", id, clustered_degree_names[co->degree],
 			   READ_ONCE(co->nr_reps), READ_ONCE(co->nr_misses),
 			   cpumask_pr_args(co->accessed));
-	xa_unlock(&clustered_table);
+	xa_unlock_irq(&clustered_table);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(clustered_objects);

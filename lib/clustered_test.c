@@ -11,11 +11,12 @@
 #include <linux/clustered_counter.h>
 #include <linux/completion.h>
 #include <linux/delay.h>
-#include <linux/kthread.h>
 #include <linux/rcupdate.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
+
+#include "../kernel/qdo/qdo_spinner.h"
 
 #define CT_WAIT	(10 * HZ)
 
@@ -239,72 +240,36 @@ static void clustered_test_lookup(struct kunit *test)
 
 /* A CPU holding a temporary reference inside a preempt-disabled region. */
 static struct {
+	struct qdo_spinner	s;
 	struct clustered_obj	*co;
-	atomic_t		state;	/* 0 starting, 1 holding, 2 done */
-	bool			release;
-	bool			timed_out;
 	void			*rep;
 } ct_spin;
 
-static int ct_spinner(void *unused)
+static void ct_spin_enter(struct qdo_spinner *s)
 {
-	u64 deadline = ktime_get_ns() + 4 * NSEC_PER_SEC;
+	ct_spin.rep = clustered_rep(ct_spin.co);
+}
 
-	preempt_disable();
-	ct_spin.rep = ct_spin.co ? clustered_rep(ct_spin.co) : NULL;
-	atomic_set(&ct_spin.state, 1);
-	while (!READ_ONCE(ct_spin.release)) {
-		if (ktime_get_ns() > deadline) {
-			ct_spin.timed_out = true;
-			break;
-		}
-		cpu_relax();
-	}
-	/* The rep must still be ours: KASAN catches a use after free. */
+/* The rep must still be ours: KASAN catches a use after free. */
+static void ct_spin_leave(struct qdo_spinner *s)
+{
 	if (ct_spin.rep)
 		((struct ct_rep *)ct_spin.rep)->hits++;
-	atomic_set(&ct_spin.state, 2);
-	preempt_enable();
-	return 0;
-}
-
-static struct task_struct *ct_spin_start(struct clustered_obj *co, int cpu)
-{
-	struct task_struct *t;
-
-	memset(&ct_spin, 0, sizeof(ct_spin));
-	ct_spin.co = co;
-	t = kthread_create_on_cpu(ct_spinner, NULL, cpu, "ct_spin/%u");
-	if (IS_ERR(t))
-		return t;
-	get_task_struct(t);
-	wake_up_process(t);
-	while (atomic_read(&ct_spin.state) == 0)
-		fsleep(1000);
-	return t;
-}
-
-static void ct_spin_stop(struct task_struct *t)
-{
-	WRITE_ONCE(ct_spin.release, true);
-	kthread_stop(t);
-	put_task_struct(t);
 }
 
 /*
  * Destruction waits for the CPUs that touched the object (never frees a
  * rep under a CPU that holds it) and for no other CPU.
  *
- * A boot-time stop_machine() (the TSC clocksource switch, for one) cannot
- * run while CPU b spins with preemption disabled and stalls CPU a too; the
- * spinner then gives up after 4 s and the observations are void: try
- * again, up to three times.
+ * A spinner disturbed by a boot-time stop_machine() (see
+ * kernel/qdo/qdo_spinner.h) voids the observations: try again, up to three
+ * times.
  */
 static void clustered_test_destroy(struct kunit *test)
 {
 	bool local_freed, spinning1, held_kept, spinning2;
 	struct ct_obj *held, *local;
-	struct task_struct *t;
+	bool disturbed;
 	int a, b, i, attempt;
 
 	if (num_online_cpus() < 2)
@@ -319,8 +284,11 @@ static void clustered_test_destroy(struct kunit *test)
 		KUNIT_EXPECT_NE(test, ct_touch_fn(&local->co), 0L);
 
 		/* b takes a rep of @held and keeps it in a preempt-disabled loop. */
-		t = ct_spin_start(&held->co, b);
-		KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+		ct_spin.co = &held->co;
+		ct_spin.rep = NULL;
+		ct_spin.s.enter = ct_spin_enter;
+		ct_spin.s.leave = ct_spin_leave;
+		KUNIT_ASSERT_EQ(test, qdo_spinner_start(&ct_spin.s, b), 0);
 		KUNIT_EXPECT_NOT_NULL(test, ct_spin.rep);
 		KUNIT_EXPECT_TRUE(test, cpumask_test_cpu(b, held->co.accessed));
 		KUNIT_EXPECT_FALSE(test, cpumask_test_cpu(b, local->co.accessed));
@@ -331,19 +299,19 @@ static void clustered_test_destroy(struct kunit *test)
 		for (i = 0; i < 200 && atomic_read(&local->freed) < 1; i++)
 			fsleep(10000);
 		local_freed = atomic_read(&local->freed) == 1;
-		spinning1 = atomic_read(&ct_spin.state) == 1;
+		spinning1 = qdo_spinner_spinning(&ct_spin.s);
 		/* @held: b holds a temporary reference, nothing may be freed. */
 		msleep(100);
 		held_kept = atomic_read(&held->freed) == 0;
-		spinning2 = atomic_read(&ct_spin.state) == 1;
+		spinning2 = qdo_spinner_spinning(&ct_spin.s);
 
-		ct_spin_stop(t);
+		disturbed = qdo_spinner_stop(&ct_spin.s);
 		KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&held->released, CT_WAIT), 0);
 		KUNIT_EXPECT_EQ(test, atomic_read(&held->freed), 2);
 		KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&local->released, CT_WAIT), 0);
 		kfree(held);
 		kfree(local);
-		if (ct_spin.timed_out) {
+		if (disturbed) {
 			kunit_info(test, "attempt %d disturbed (stop_machine?), again\n", attempt);
 			continue;
 		}

@@ -53,8 +53,9 @@ enum clustered_degree {
  *	to the root.  Called with preemption disabled, possibly from interrupt
  *	context, so it must allocate with @gfp (GFP_NOWAIT).  Mandatory.
  * @cpu_dead: fold the state of @rep into the root after @cpu went offline
- *	(called on a control CPU, with the object table locked: must not
- *	sleep).  For shared degrees @rep serves other CPUs too.  Optional.
+ *	(called on a control CPU, with the object table locked and
+ *	interrupts disabled: must not sleep).  For shared degrees @rep
+ *	serves other CPUs too.  Optional.
  * @free_rep: free a rep: in phase 3 of destruction, or when a miss lost a
  *	race to install its rep.  May be called in atomic context.  Mandatory.
  * @release: release the root, the last step of destruction; called in
@@ -74,7 +75,8 @@ struct clustered_ops {
  * @degree: how reps are shared
  * @id: index in the object table
  * @dying: destruction started: misses forward to the root
- * @lock: serializes misses and destruction
+ * @lock: serializes misses and destruction; a spinlock_t taken with
+ *	preemption disabled, hence the !PREEMPT_RT dependency
  * @groups: per-node (or the single shared) reps
  * @nr_reps: reps instantiated
  * @nr_misses: slow-path entries
