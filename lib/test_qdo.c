@@ -9,9 +9,10 @@
  *	polled and barrier forms; it prints "qdo_stress ok ..." or
  *	"qdo_stress FAIL ...".  Meant to run while CPUs go on and offline.
  *   /sys/kernel/debug/qdo_test/latency  reading measures callback latency
- *	of QDo against call_rcu() and synchronize_rcu_expedited(), also
- *	with one CPU stuck in a preempt-disabled loop, and prints RESULT
- *	lines.
+ *	and CPU cost of QDo against call_rcu() and
+ *	synchronize_rcu_expedited(), also with one CPU stuck in a
+ *	preempt-disabled loop, and prints RESULT lines (see struct lat_cost
+ *	for how the CPU cost is measured).
  *   /sys/kernel/debug/qdo_test/counter  reading measures the clustered
  *	counter against a shared atomic and percpu_counter at 1..N CPUs.
  *
@@ -33,8 +34,12 @@
 #include <linux/qdo.h>
 #include <linux/random.h>
 #include <linux/rcupdate.h>
+#include <linux/sched/cputime.h>
+#include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/tick.h>
 #include <linux/workqueue.h>
 
 static DEFINE_MUTEX(test_qdo_mutex);
@@ -301,12 +306,132 @@ static const char * const lat_names[] = {
 	[LAT_CALL_RCU] = "call_rcu",
 };
 
+/*
+ * CPU cost of a run, by two methods, both taken around every run of the
+ * same boot so that QDo and RCU are measured alike:
+ *
+ * busy: CPU time not spent idle, summed over the online CPUs, from the
+ *	NOHZ idle accounting (get_cpu_idle_time_us(): exact timestamps at
+ *	idle entry and exit; an interrupt or softirq that hits an idle CPU
+ *	counts as busy), less what a quiet baseline window of the same
+ *	length was busy.  It covers everything a mechanism costs: for
+ *	call_rcu() the grace-period kthread, the scheduler-tick work, the
+ *	ticks that stay on while callbacks are queued and the RCU_SOFTIRQ
+ *	that invokes them; for QDo the daemons, their hrtimer and the
+ *	hooks.  Only meaningful on an otherwise idle system, so it is left
+ *	out when the baseline shows the CPUs more than half busy (the
+ *	loaded runs of qdo_latency) or without NOHZ.
+ * kthread: run time (task_sched_runtime()) of the mechanism's kthreads:
+ *	"qdo/N" for QDo; "rcu_preempt"/"rcu_sched", "rcu_exp_*", "rcuc/N",
+ *	"rcuog/N", "rcuop/N", "rcub/N" for RCU (not "rcu_tasks*").  Valid
+ *	under load, but without IRQ_TIME_ACCOUNTING softirq time is charged
+ *	to the task it interrupted, so for call_rcu() (callbacks invoked
+ *	from RCU_SOFTIRQ) it is a lower bound; the QDo daemons run the
+ *	callbacks themselves.
+ */
+struct lat_cost {
+	u64	wall_ns;
+	u64	idle_us;
+	u64	qdo_ns;
+	u64	rcu_ns;
+	bool	idle_ok;
+};
+
+/* Busy nanoseconds per second of wall time in a quiet window. */
+static u64 lat_base_busy;
+static bool lat_base_ok;
+
+static bool lat_rcu_thread(const char *comm)
+{
+	return !strncmp(comm, "rcu", 3) && strncmp(comm, "rcu_tasks", 9);
+}
+
+static void lat_cost_read(struct lat_cost *c)
+{
+	struct task_struct *g, *t;
+	char comm[TASK_COMM_LEN];
+	unsigned int cpu;
+	u64 us;
+
+	memset(c, 0, sizeof(*c));
+	c->idle_ok = true;
+	for_each_online_cpu(cpu) {
+		us = get_cpu_idle_time_us(cpu, NULL);
+		if (us == (u64)-1)
+			c->idle_ok = false;
+		else
+			c->idle_us += us;
+	}
+	rcu_read_lock();
+	for_each_process_thread(g, t) {
+		if (!(t->flags & PF_KTHREAD))
+			continue;
+		get_task_comm(comm, t);
+		if (!strncmp(comm, "qdo/", 4))
+			c->qdo_ns += task_sched_runtime(t);
+		else if (lat_rcu_thread(comm))
+			c->rcu_ns += task_sched_runtime(t);
+	}
+	rcu_read_unlock();
+	c->wall_ns = ktime_get_ns();
+}
+
+/* Turn @c, read before a run, into the run's cost. */
+static void lat_cost_end(struct lat_cost *c)
+{
+	struct lat_cost e;
+
+	lat_cost_read(&e);
+	c->idle_ok &= e.idle_ok;
+	c->wall_ns = e.wall_ns - c->wall_ns;
+	c->idle_us = e.idle_us - c->idle_us;
+	c->qdo_ns = e.qdo_ns - c->qdo_ns;
+	c->rcu_ns = e.rcu_ns - c->rcu_ns;
+}
+
+/* Busy time over all online CPUs during the run, in ns. */
+static u64 lat_cost_busy(const struct lat_cost *c)
+{
+	u64 all = c->wall_ns * num_online_cpus();
+	u64 idle = c->idle_us * NSEC_PER_USEC;
+
+	return all > idle ? all - idle : 0;
+}
+
+/* The quiet baseline: how busy the CPUs are while nothing is measured. */
+static void lat_baseline(void)
+{
+	struct lat_cost c;
+	u64 busy;
+
+	lat_cost_read(&c);
+	msleep(200);
+	lat_cost_end(&c);
+	busy = lat_cost_busy(&c);
+	lat_base_busy = c.wall_ns ? div64_u64(busy * NSEC_PER_SEC, c.wall_ns) : 0;
+	/* More than half of the CPU time busy: a loaded system. */
+	lat_base_ok = c.idle_ok &&
+		lat_base_busy * 2 <= (u64)num_online_cpus() * NSEC_PER_SEC;
+}
+
+static void lat_print_us(struct seq_file *m, const char *key, u64 ns, int n)
+{
+	u64 per = div_u64(ns, n);
+
+	seq_printf(m, " %s=%llu.%03llu", key, div_u64(per, 1000), per % 1000);
+}
+
+/*
+ * @cost: the run's cost, or NULL; @rcu: the run used RCU, not QDo;
+ * @daemon_ns: qdo_daemon_ns() over the run, or U64_MAX.
+ */
 static void lat_print(struct seq_file *m, const char *mode, int n, u64 sum, u64 sumsq, u64 max,
-		      u64 cpu_ns)
+		      const struct lat_cost *cost, bool rcu, u64 daemon_ns)
 {
 	u64 mean = n ? div_u64(sum, n) : 0;
 	u64 sq = n ? div_u64(sumsq, n) : 0;
 	u64 var = sq > mean * mean ? sq - mean * mean : 0;
+	u64 busy, base;
 
 	/* ops_per_ms: callbacks per ms of a chain, i.e. 1 / latency. */
 	seq_printf(m, "RESULT bench=qdo_latency mode=%s cpus=%u ops_per_ms=%llu.%03llu runs=%d stddev=0 lat_us=%llu.%03llu lat_sd_us=%llu lat_max_us=%llu",
@@ -315,15 +440,23 @@ static void lat_print(struct seq_file *m, const char *mode, int n, u64 sum, u64 
 		   mean ? div64_u64(NSEC_PER_MSEC * 1000ULL, mean) % 1000 : 0,
 		   n, div_u64(mean, 1000), mean % 1000, div_u64(int_sqrt64(var), 1000),
 		   div_u64(max, 1000));
-	if (cpu_ns != U64_MAX)
-		seq_printf(m, " daemon_us_per_cb=%llu.%03llu", div_u64(cpu_ns, n * 1000ULL),
-			   div_u64(cpu_ns, n) % 1000);
+	if (n && daemon_ns != U64_MAX)
+		lat_print_us(m, "daemon_us_per_cb", daemon_ns, n);
+	if (n && cost) {
+		lat_print_us(m, "kthread_us_per_cb", rcu ? cost->rcu_ns : cost->qdo_ns, n);
+		if (lat_base_ok && cost->idle_ok) {
+			busy = lat_cost_busy(cost);
+			base = div64_u64(lat_base_busy * cost->wall_ns, NSEC_PER_SEC);
+			lat_print_us(m, "cpu_us_per_cb", busy > base ? busy - base : 0, n);
+		}
+	}
 	seq_putc(m, '\n');
 }
 
 static void lat_run_chain(struct seq_file *m, enum lat_kind kind, const char *prefix)
 {
 	struct lat_chain *c = kzalloc(sizeof(*c), GFP_KERNEL);
+	struct lat_cost cost;
 	char mode[48];
 	u64 ns0;
 
@@ -332,21 +465,26 @@ static void lat_run_chain(struct seq_file *m, enum lat_kind kind, const char *pr
 	c->kind = kind;
 	c->left = LAT_CHAIN;
 	init_completion(&c->done);
+	lat_cost_read(&cost);
 	ns0 = qdo_daemon_ns();
 	lat_register(c);
 	wait_for_completion(&c->done);
+	ns0 = qdo_daemon_ns() - ns0;
+	lat_cost_end(&cost);
 	snprintf(mode, sizeof(mode), "%s%s", prefix, lat_names[kind]);
-	lat_print(m, mode, c->n, c->sum, c->sumsq, c->max,
-		  kind == LAT_CALL_RCU ? U64_MAX : qdo_daemon_ns() - ns0);
+	lat_print(m, mode, c->n, c->sum, c->sumsq, c->max, &cost, kind == LAT_CALL_RCU,
+		  kind == LAT_CALL_RCU ? U64_MAX : ns0);
 	kfree(c);
 }
 
 static void lat_run_sync(struct seq_file *m, bool expedited, const char *prefix)
 {
 	u64 sum = 0, sumsq = 0, max = 0, t, d;
+	struct lat_cost cost;
 	char mode[48];
 	int i, n = expedited ? LAT_CHAIN : LAT_CHAIN / 4;
 
+	lat_cost_read(&cost);
 	for (i = 0; i < n; i++) {
 		t = ktime_get_ns();
 		if (expedited)
@@ -358,9 +496,10 @@ static void lat_run_sync(struct seq_file *m, bool expedited, const char *prefix)
 		sumsq += d * d;
 		max = max(max, d);
 	}
+	lat_cost_end(&cost);
 	snprintf(mode, sizeof(mode), "%s%s", prefix,
 		 expedited ? "sync_rcu_expedited" : "qdo_synchronize_all");
-	lat_print(m, mode, n, sum, sumsq, max, U64_MAX);
+	lat_print(m, mode, n, sum, sumsq, max, &cost, expedited, U64_MAX);
 }
 
 static atomic_t stuck_state;
@@ -423,7 +562,8 @@ static void lat_stuck(struct seq_file *m)
 		char mode[48];
 
 		snprintf(mode, sizeof(mode), "stuck_%s", lat_names[k]);
-		lat_print(m, mode, c[k]->n, c[k]->sum, c[k]->sumsq, c[k]->max, U64_MAX);
+		lat_print(m, mode, c[k]->n, c[k]->sum, c[k]->sumsq, c[k]->max, NULL, false,
+			  U64_MAX);
 	}
 out:
 	for (k = 0; k < 3; k++)
@@ -434,6 +574,7 @@ out:
 static int latency_show(struct seq_file *m, void *v)
 {
 	mutex_lock(&test_qdo_mutex);
+	lat_baseline();
 	lat_run_chain(m, LAT_QDO_LOCAL, "");
 	lat_run_chain(m, LAT_QDO_ALL, "");
 	lat_run_chain(m, LAT_CALL_RCU, "");
@@ -572,7 +713,7 @@ static void cnt_run(struct seq_file *m, enum cnt_kind kind, unsigned int k)
 	read_ns = cnt_read_ns();
 	seq_printf(m, "RESULT bench=counter_bench mode=%s cpus=%u ops_per_ms=%lu runs=1 stddev=0 read_ns=%llu reps=%u\n",
 		   cnt_names[kind], n, (unsigned long)div_u64((u64)total * NSEC_PER_MSEC, CNT_NS),
-		   read_ns, kind == CNT_CLUSTERED ? cnt.cc.co.nr_reps : 0);
+		   read_ns, kind == CNT_CLUSTERED ? READ_ONCE(cnt.cc.co.nr_reps) : 0);
 }
 
 static DECLARE_COMPLETION(cnt_released);

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * QDo callback latency against call_rcu() and synchronize_rcu_expedited(),
- * measured in the kernel by /sys/kernel/debug/qdo_test/latency
- * (lib/test_qdo.c), on an idle system and with every CPU busy in user
- * mode.  The kernel prints RESULT lines; this program re-prints them with
+ * QDo callback latency and CPU cost against call_rcu() and
+ * synchronize_rcu_expedited(), measured in the kernel by
+ * /sys/kernel/debug/qdo_test/latency (lib/test_qdo.c), on an idle system
+ * and with every CPU busy in user mode.  CPU cost: kthread_us_per_cb (the
+ * mechanism's kthreads) always, cpu_us_per_cb (all non-idle CPU time over
+ * a quiet baseline) on the idle runs only.  The kernel prints RESULT lines; this program re-prints them with
  * the load ("idle_" or "loaded_") in front of the mode.  Numbers only:
  * nothing here asserts on speed.  The common benchmark options (-w, -m,
  * -r, -q, -c) are accepted and ignored: the kernel side sets the sizes.
