@@ -313,12 +313,12 @@ static const char * const lat_names[] = {
  * busy: CPU time not spent idle, summed over the online CPUs, from the
  *	NOHZ idle accounting (get_cpu_idle_time_us(): exact timestamps at
  *	idle entry and exit; an interrupt or softirq that hits an idle CPU
- *	counts as busy), less what a quiet baseline window of the same
- *	length was busy.  It covers everything a mechanism costs: for
- *	call_rcu() the grace-period kthread, the scheduler-tick work, the
- *	ticks that stay on while callbacks are queued and the RCU_SOFTIRQ
- *	that invokes them; for QDo the daemons, their hrtimer and the
- *	hooks.  Only meaningful on an otherwise idle system, so it is left
+ *	counts as busy), less the busy rate of a quiet baseline (the
+ *	least busy of three 100 ms windows) times the run's length.  It
+ *	covers everything a mechanism costs: for call_rcu() the
+ *	grace-period kthread, the scheduler-tick work, the ticks that stay
+ *	on while callbacks are queued and the RCU_SOFTIRQ that invokes
+ *	them; for QDo the daemons, their hrtimer and the hooks.  Only meaningful on an otherwise idle system, so it is left
  *	out when the baseline shows the CPUs more than half busy (the
  *	loaded runs of qdo_latency) or without NOHZ.
  * kthread: run time (task_sched_runtime()) of the mechanism's kthreads:
@@ -398,20 +398,29 @@ static u64 lat_cost_busy(const struct lat_cost *c)
 	return all > idle ? all - idle : 0;
 }
 
-/* The quiet baseline: how busy the CPUs are while nothing is measured. */
+/*
+ * The quiet baseline: how busy the CPUs are while nothing is measured.
+ * Background activity only adds busy time, so take the least busy of
+ * three 100 ms windows.
+ */
 static void lat_baseline(void)
 {
 	struct lat_cost c;
-	u64 busy;
+	u64 rate;
+	int i;
 
-	lat_cost_read(&c);
-	msleep(200);
-	lat_cost_end(&c);
-	busy = lat_cost_busy(&c);
-	lat_base_busy = c.wall_ns ? div64_u64(busy * NSEC_PER_SEC, c.wall_ns) : 0;
+	lat_base_busy = U64_MAX;
+	lat_base_ok = true;
+	for (i = 0; i < 3; i++) {
+		lat_cost_read(&c);
+		msleep(100);
+		lat_cost_end(&c);
+		rate = c.wall_ns ? div64_u64(lat_cost_busy(&c) * NSEC_PER_SEC, c.wall_ns) : 0;
+		lat_base_busy = min(lat_base_busy, rate);
+		lat_base_ok &= c.idle_ok;
+	}
 	/* More than half of the CPU time busy: a loaded system. */
-	lat_base_ok = c.idle_ok &&
-		lat_base_busy * 2 <= (u64)num_online_cpus() * NSEC_PER_SEC;
+	lat_base_ok &= lat_base_busy * 2 <= (u64)num_online_cpus() * NSEC_PER_SEC;
 }
 
 static void lat_print_us(struct seq_file *m, const char *key, u64 ns, int n)
