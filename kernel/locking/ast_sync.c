@@ -26,10 +26,28 @@
  *
  * Hand-off order: the bucket's plist, i.e. by task priority (real-time
  * waiters first, by priority) and first-come first-served among equal
- * priorities, exactly as futex wake-ups; the unlocker hands the lock to
- * the first waiter in that order whose entry set holds the new state.
+ * priorities, exactly as futex wake-ups; the unlocker picks the first
+ * waiter in that order whose entry set holds the new state.
+ *
+ * Adaptive hand-off.  Handing the lock to a waiter that is asleep keeps
+ * the lock held by a thread that is not running until the scheduler gets
+ * to it; with more threads than CPUs every unlock then costs a context
+ * switch and the lock convoys (the paper's benchmark ran with one lock
+ * holder per CPU pair and never saw it).  So by default the unlocker
+ * hands over only when that is cheap, i.e. the chosen waiter is still on
+ * a CPU, or when the waiter was woken to compete and lost
+ * AST_HANDOFF_LOSSES (8) times, the first time at least
+ * AST_HANDOFF_TIMEOUT (4 ms) ago; otherwise it frees
+ * the word in the new state and wakes the chosen waiter, which competes
+ * for the word like any locker (the mutex hand-off bit of
+ * kernel/locking/mutex.c and the rwsem hand-off after RWSEM_WAIT_TIMEOUT
+ * bound starvation in the same way).  A waiter that loses queues again ahead
+ * of the non-real-time waiters that were never woken, so it stays the
+ * next one chosen.  AST_MUTEX_HANDOFF and AST_MUTEX_WAKE_ONLY select the
+ * two pure policies.
  */
 #include <linux/hrtimer.h>
+#include <linux/pid_namespace.h>
 #include <linux/plist.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
@@ -113,6 +131,74 @@ struct ast_waiter *ast_select_waiter(struct plist_head *chain,
 	return found;
 }
 
+/**
+ * ast_waiter_starved() - has a waiter lost the competition for too long?
+ * @w: a queued AST waiter
+ * @now: the current jiffies
+ *
+ * A waiter woken to compete can lose the word to a thread that runs
+ * while it waits for a CPU; that is what keeps the lock busy, but only
+ * for a while.  Neither a count nor a time alone is a good bound: with
+ * room in a buffer the running threads win most races, so two losses
+ * come quickly, and with many waiters most of them lost once long ago
+ * while they waited their turn; either way nearly every unlock would
+ * hand off and the convoy would be back.  So it takes both.
+ *
+ * Context: the bucket lock of @w held.
+ * Return: true if @w lost at least AST_HANDOFF_LOSSES times, the first
+ * time at least AST_HANDOFF_TIMEOUT jiffies before @now.
+ */
+bool ast_waiter_starved(const struct ast_waiter *w, unsigned long now)
+{
+	return w->lost >= AST_HANDOFF_LOSSES &&
+	       time_after_eq(now, w->lost_at + AST_HANDOFF_TIMEOUT);
+}
+
+/**
+ * ast_handoff_policy() - hand the lock over, or wake the waiter to compete?
+ * @flags: the unlock flags (AST_MUTEX_HANDOFF, AST_MUTEX_WAKE_ONLY)
+ * @starved: the chosen waiter has lost for too long (ast_waiter_starved())
+ * @on_cpu: the chosen waiter is still running on a CPU
+ *
+ * The paper hands the lock over on every exit (Ohki & Kuno, section 3.2);
+ * that is AST_MUTEX_HANDOFF.  The adaptive default hands over only when
+ * it cannot convoy (@on_cpu: the waiter runs at once) or to end
+ * starvation (@starved).
+ *
+ * Context: any.
+ * Return: true to hand the lock directly to the waiter, false to free the
+ * word and wake the waiter to compete.
+ */
+bool ast_handoff_policy(unsigned int flags, bool starved, bool on_cpu)
+{
+	if (flags & AST_MUTEX_HANDOFF)
+		return true;
+	if (flags & AST_MUTEX_WAKE_ONLY)
+		return false;
+	return on_cpu || starved;
+}
+
+/**
+ * ast_queue_prio() - the futex plist priority an AST waiter queues with
+ * @normal_prio: the waiter's normal_prio
+ * @lost: how often the waiter was woken to compete and lost
+ *
+ * As __futex_queue(): real-time waiters by priority, everybody else at
+ * MAX_RT_PRIO in FIFO order; but a non-real-time waiter that was woken
+ * and lost queues at AST_RETRY_PRIO, ahead of the waiters that were
+ * never woken, so that the next matching unlock chooses it again and
+ * the AST_HANDOFF_TIMEOUT bound holds.
+ *
+ * Context: any.
+ * Return: the plist priority.
+ */
+int ast_queue_prio(int normal_prio, unsigned int lost)
+{
+	int prio = min(normal_prio, MAX_RT_PRIO);
+
+	return (lost && prio == MAX_RT_PRIO) ? AST_RETRY_PRIO : prio;
+}
+
 static int ast_check_common(unsigned long uaddr, unsigned int flags,
 			    unsigned int valid)
 {
@@ -147,19 +233,22 @@ int ast_check_lock_args(unsigned long uaddr, u64 mask, unsigned int flags)
  * ast_check_unlock_args() - validate the arguments of ast_mutex_unlock()
  * @uaddr: user address of the word
  * @state: the new abstract state
- * @flags: AST_MUTEX_PRIVATE, AST_MUTEX_WAKE_ONLY
+ * @flags: AST_MUTEX_PRIVATE, AST_MUTEX_WAKE_ONLY, AST_MUTEX_HANDOFF
  *
  * States are indices into the 64-bit entry sets, the paper's "one bit per
  * state" representation (Ohki & Kuno, section 2.1).
  *
  * Context: any.
- * Return: 0, or -EINVAL for unknown flags, a state outside
- * 0 .. AST_MUTEX_MAX_STATES - 1 or a word that is not 32-bit aligned.
+ * Return: 0, or -EINVAL for unknown flags, both AST_MUTEX_WAKE_ONLY and
+ * AST_MUTEX_HANDOFF, a state outside 0 .. AST_MUTEX_MAX_STATES - 1 or a
+ * word that is not 32-bit aligned.
  */
 int ast_check_unlock_args(unsigned long uaddr, unsigned int state,
 			  unsigned int flags)
 {
 	if (state >= AST_MUTEX_MAX_STATES)
+		return -EINVAL;
+	if ((flags & AST_MUTEX_HANDOFF) && (flags & AST_MUTEX_WAKE_ONLY))
 		return -EINVAL;
 	return ast_check_common(uaddr, flags, AST_MUTEX_UNLOCK_FLAGS_MASK);
 }
@@ -208,13 +297,43 @@ static void ast_drop_waiters_bit(u32 __user *uaddr, union futex_key *key)
 	spin_unlock(&hb->lock);
 }
 
+/*
+ * futex_wait_queue(), but queued at ast_queue_prio(): a waiter that was
+ * woken to compete and lost goes back ahead of the ones never woken.
+ * Called with hb->lock held (futex_q_lock()); releases it.
+ */
+static void ast_wait_queue(struct futex_hash_bucket *hb, struct ast_waiter *w,
+			   struct hrtimer_sleeper *to)
+{
+	struct futex_q *q = &w->q;
+	int prio = ast_queue_prio(current->normal_prio, w->lost);
+
+	/* Taken by the caller's futex_q_lock(), which sparse cannot see. */
+	__acquire(&hb->lock);
+	set_current_state(TASK_INTERRUPTIBLE | TASK_FREEZABLE);
+	__futex_queue(q, hb, current);
+	if (q->list.prio != prio) {
+		plist_del(&q->list, &hb->chain);
+		plist_node_init(&q->list, prio);
+		plist_add(&q->list, &hb->chain);
+	}
+	spin_unlock(&hb->lock);
+
+	if (to)
+		hrtimer_sleeper_start_expires(to, HRTIMER_MODE_ABS);
+	/* Dequeued already (handed the lock, or woken): do not sleep. */
+	if (likely(!plist_node_empty(&q->list)) && (!to || to->task))
+		schedule();
+	__set_current_state(TASK_RUNNING);
+}
+
 static int ast_lock(u32 __user *uaddr, u64 mask, unsigned int flags,
 		    struct hrtimer_sleeper *to)
 {
 	unsigned int fflags = ast_futex_flags(flags);
 	pid_t tid = task_pid_vnr(current);
 	struct futex_hash_bucket *hb;
-	bool others, died, set_waiters = false;
+	bool others, died, woken = false, set_waiters = false;
 	struct ast_waiter w;
 	u32 uval, cur;
 	int ret;
@@ -224,6 +343,8 @@ static int ast_lock(u32 __user *uaddr, u64 mask, unsigned int flags,
 	w.q.wake = ast_wake;
 	w.mask = mask;
 	w.handoff = AST_NO_HANDOFF;
+	w.lost = 0;
+	w.lost_at = 0;
 retry:
 	/* A stray FUTEX_CMP_REQUEUE may have moved us: hash afresh. */
 	w.q.key = FUTEX_KEY_INIT;
@@ -271,7 +392,13 @@ retry:
 		}
 		set_waiters = true;
 	}
-	futex_wait_queue(hb, &w.q, to);
+	/* Woken to compete (or by a robust death wake) and lost. */
+	if (woken) {
+		woken = false;
+		if (!w.lost++)
+			w.lost_at = jiffies;
+	}
+	ast_wait_queue(hb, &w, to);
 
 	if (!futex_unqueue(&w.q)) {
 		/*
@@ -284,7 +411,12 @@ retry:
 		ret = READ_ONCE(w.handoff);
 		if (ret != AST_NO_HANDOFF)
 			return ret;
-		/* Any other wake-up (robust death, FUTEX_WAKE): look again. */
+		/*
+		 * Woken to compete (adaptive or AST_MUTEX_WAKE_ONLY unlock),
+		 * or any other wake-up (robust death, FUTEX_WAKE): look at
+		 * the word again.
+		 */
+		woken = true;
 		goto retry;
 	}
 
@@ -306,10 +438,20 @@ fault:
 	goto retry;
 }
 
+/*
+ * The TID of @p as @p sees it (its own PID namespace): the value it
+ * compares the word with when it unlocks, and the one the user-space
+ * fast path writes (gettid()).  task_pid_vnr() would give the TID in the
+ * unlocker's namespace.
+ */
+static pid_t ast_task_tid(struct task_struct *p)
+{
+	return task_pid_nr_ns(p, task_active_pid_ns(p));
+}
+
 static int ast_unlock(u32 __user *uaddr, unsigned int state,
 		      unsigned int flags)
 {
-	bool handoff = !(flags & AST_MUTEX_WAKE_ONLY);
 	unsigned int fflags = ast_futex_flags(flags);
 	pid_t tid = task_pid_vnr(current);
 	struct futex_hash_bucket *hb;
@@ -317,7 +459,7 @@ static int ast_unlock(u32 __user *uaddr, unsigned int state,
 	struct ast_waiter *w;
 	DEFINE_WAKE_Q(wake_q);
 	u32 uval, cur, newval;
-	bool others;
+	bool others, handoff;
 	int ret;
 
 retry:
@@ -337,8 +479,11 @@ retry:
 	}
 
 	w = ast_select_waiter(&hb->chain, &key, state, &others);
-	if (w && handoff)
-		newval = ast_word_owned(task_pid_vnr(w->q.task), others);
+	handoff = w && ast_handoff_policy(flags,
+					  ast_waiter_starved(w, jiffies),
+					  task_curr(w->q.task));
+	if (handoff)
+		newval = ast_word_owned(ast_task_tid(w->q.task), others);
 	else
 		newval = ast_word_free(state, others);
 	ret = futex_cmpxchg_value_locked(&cur, uaddr, uval, newval);
@@ -393,18 +538,25 @@ static int ast_setup_timeout(struct __kernel_timespec __user *utime,
 /**
  * sys_ast_mutex_lock - enter an AST mutex in one of a set of states
  * @uaddr: the 32-bit AST word (see include/uapi/linux/ast_mutex.h)
- * @state_mask: the entry set: bit i allows entry in abstract state i
+ * @mask_lo: the entry set, states 0..31: bit i allows entry in state i
+ * @mask_hi: the entry set, states 32..63: bit i allows state 32 + i
  * @flags: AST_MUTEX_PRIVATE or 0
  * @timeout: NULL, or an absolute time on @clockid to give up at
  * @clockid: CLOCK_MONOTONIC or CLOCK_REALTIME (only read with @timeout)
  *
  * Guarded entry (Ohki & Kuno, section 2.1, rules 2 and 3; the paper's
  * ast_mutex_enter() of section 2.3 and UMTX_OP_WAIT2 of section 3.2): if
- * the word is free in a state of @state_mask, store the caller's TID in it
- * and return.  Otherwise queue on the word's futex hash bucket and sleep
- * until an unlocker hands the lock over in a state of @state_mask
- * (sys_ast_mutex_unlock()).  Unlike the paper's void enter, the state
- * entered in is returned, so the caller knows it without reading data.
+ * the word is free in a state of the entry set, store the caller's TID in
+ * it and return.  Otherwise queue on the word's futex hash bucket and
+ * sleep until an unlocker hands the lock over in a state of the set, or
+ * wakes the caller to compete for a word it freed in such a state
+ * (sys_ast_mutex_unlock()); a caller that loses queues again.  Unlike the
+ * paper's void enter, the state entered in is returned, so the caller
+ * knows it without reading data.
+ *
+ * The 64-bit entry set comes in two 32-bit halves so that every ABI,
+ * 32-bit and compat ones included, passes it the same way: no register
+ * pairs, no compat entry point.
  *
  * Signals are handled and the call restarted transparently (as
  * FUTEX_LOCK_PI does): it never fails with -EINTR.  The timeout is
@@ -415,15 +567,16 @@ static int ast_setup_timeout(struct __kernel_timespec __user *utime,
  * entered in; the caller owns it.  -EOWNERDEAD: the caller owns it, but
  * the previous owner died holding it (robust list) and the state is lost;
  * it must unlock into a state that it has made true.  Errors, which leave
- * the word unchanged: -EINVAL (empty @state_mask, unknown @flags, a word
+ * the word unchanged: -EINVAL (empty entry set, unknown @flags, a word
  * not 32-bit aligned or not an AST word, a bad @clockid or timespec),
  * -EFAULT (@uaddr or @timeout not accessible, or @uaddr not writable),
  * -EDEADLK (the caller already owns it), -ETIMEDOUT.
  */
-SYSCALL_DEFINE5(ast_mutex_lock, u32 __user *, uaddr, u64, state_mask,
-		unsigned int, flags, struct __kernel_timespec __user *, timeout,
-		clockid_t, clockid)
+SYSCALL_DEFINE6(ast_mutex_lock, u32 __user *, uaddr, u32, mask_lo,
+		u32, mask_hi, unsigned int, flags,
+		struct __kernel_timespec __user *, timeout, clockid_t, clockid)
 {
+	u64 state_mask = ((u64)mask_hi << 32) | mask_lo;
 	struct hrtimer_sleeper to, *tp = NULL;
 	int ret;
 
@@ -451,29 +604,38 @@ SYSCALL_DEFINE5(ast_mutex_lock, u32 __user *, uaddr, u64, state_mask,
  * @uaddr: the 32-bit AST word, owned by the caller
  * @new_state: the abstract state the object is left in
  * @flags: AST_MUTEX_PRIVATE or 0, as given to the lock, plus optionally
- *	AST_MUTEX_WAKE_ONLY
+ *	one of AST_MUTEX_HANDOFF and AST_MUTEX_WAKE_ONLY
  *
  * Exit into a state (Ohki & Kuno, section 2.1, rule 4; ast_mutex_exit()
- * of section 2.3 and UMTX_OP_WAKE2 of section 3.2): if a queued waiter's
- * entry set holds @new_state, the word is rewritten to that waiter's TID
- * and the waiter woken: the lock passes directly, nobody can barge in,
- * and no other waiter is woken.  The waiter is the first in the bucket's
- * order, by priority and first-come first-served among equal priorities
- * (the paper's libthr queued LIFO; the paper makes no ordering promise).
- * Otherwise the word is freed in @new_state.  AST_MUTEX_WAITERS is left
- * set exactly when AST waiters remain queued.
+ * of section 2.3 and UMTX_OP_WAKE2 of section 3.2).  The waiter chosen is
+ * the first queued one whose entry set holds @new_state, in the bucket's
+ * order: by priority, first-come first-served among equal priorities
+ * (the paper's libthr queued LIFO; the paper makes no ordering promise),
+ * except that a waiter woken to compete that lost goes back ahead of the
+ * non-real-time waiters never woken.  No other waiter is woken, and no
+ * waiter whose set lacks @new_state.
  *
- * With AST_MUTEX_WAKE_ONLY the word is freed in @new_state even when a
- * waiter's set holds it, and that waiter is woken to compete for it
- * (Linux's futex wake-up, the digest's "wake-and-compete"): no lock
- * convoy when the waiter is slow to run, at the price of barging.
+ * What happens to the chosen waiter depends on @flags:
+ *
+ * - AST_MUTEX_HANDOFF: the word is rewritten to its TID and it is woken:
+ *   the lock passes directly and nobody can barge in (the paper).
+ * - AST_MUTEX_WAKE_ONLY: the word is freed in @new_state and the waiter
+ *   woken to compete for it like any other locker.
+ * - neither (adaptive): as AST_MUTEX_HANDOFF if the waiter is still on a
+ *   CPU or was woken to compete and lost 8 times, the first time at
+ *   least 4 ms ago (ast_waiter_starved()), else as AST_MUTEX_WAKE_ONLY.
+ *   Handing the lock to a sleeping thread convoys when threads outnumber
+ *   CPUs; barging is bounded.
+ *
+ * With no chosen waiter the word is freed in @new_state.
+ * AST_MUTEX_WAITERS is left set exactly when AST waiters remain queued.
  *
  * Context: process context.  Takes the futex hash bucket lock; does not
  * sleep except to fault the word in.
- * Return: 1 if the lock was handed to (or, with AST_MUTEX_WAKE_ONLY, a
- * matching waiter was woken for) a waiter, 0 if nobody was woken.
- * Errors, which leave the word unchanged: -EINVAL (@new_state not below
- * AST_MUTEX_MAX_STATES, unknown @flags, a word not 32-bit aligned),
+ * Return: 1 if a waiter was handed the lock or woken to compete for it,
+ * 0 if nobody was woken.  Errors, which leave the word unchanged: -EINVAL
+ * (@new_state not below AST_MUTEX_MAX_STATES, unknown @flags, both
+ * AST_MUTEX_HANDOFF and AST_MUTEX_WAKE_ONLY, a word not 32-bit aligned),
  * -EFAULT (@uaddr not accessible or not writable), -EPERM (the caller
  * does not own the mutex).
  */

@@ -6,6 +6,7 @@
 #ifndef _KERNEL_LOCKING_AST_SYNC_H
 #define _KERNEL_LOCKING_AST_SYNC_H
 
+#include <linux/jiffies.h>
 #include <linux/types.h>
 #include <uapi/linux/ast_mutex.h>
 
@@ -22,12 +23,36 @@
  * @handoff: the state the lock was handed over in, or AST_NO_HANDOFF;
  *	written by the unlocker under the bucket lock before it unqueues
  *	the waiter
+ * @lost: how often an unlock woke this waiter to compete and it found
+ *	the mutex taken or in a state outside @mask
+ * @lost_at: jiffies when it lost the first time
+ *
+ * @lost and @lost_at are written by the waiter before it queues again
+ * and read by the unlocker, both under the bucket lock.
  */
 struct ast_waiter {
 	struct futex_q q;
 	u64 mask;
 	int handoff;
+	unsigned int lost;
+	unsigned long lost_at;
 };
+
+/*
+ * The adaptive unlock hands the lock to a waiter that has lost the
+ * competition for it AST_HANDOFF_LOSSES times, the first time at least
+ * AST_HANDOFF_TIMEOUT ago (4 ms, at least one tick).
+ */
+#define AST_HANDOFF_LOSSES	8
+#define AST_HANDOFF_TIMEOUT	(msecs_to_jiffies(4) ?: 1)
+
+/*
+ * The plist priority of a non-real-time waiter that was woken and lost:
+ * after every real-time waiter (0..98; deadline tasks are -1) and before
+ * the other SCHED_OTHER ones (MAX_RT_PRIO), FIFO among themselves.  No
+ * task has this normal_prio (SCHED_FIFO/RR priority 0 does not exist).
+ */
+#define AST_RETRY_PRIO		(MAX_RT_PRIO - 1)
 
 /* The word of a free mutex holds a state index and no stray bits. */
 static inline bool ast_word_is_free(u32 uval)
@@ -66,6 +91,9 @@ bool ast_is_waiter(struct futex_q *q);
 struct ast_waiter *ast_select_waiter(struct plist_head *chain,
 				     union futex_key *key, int state,
 				     bool *others);
+bool ast_waiter_starved(const struct ast_waiter *w, unsigned long now);
+bool ast_handoff_policy(unsigned int flags, bool starved, bool on_cpu);
+int ast_queue_prio(int normal_prio, unsigned int lost);
 int ast_check_lock_args(unsigned long uaddr, u64 mask, unsigned int flags);
 int ast_check_unlock_args(unsigned long uaddr, unsigned int state,
 			  unsigned int flags);

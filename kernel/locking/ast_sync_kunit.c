@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests of the AST-sync internals: the word encoding, argument
- * validation and the choice of the waiter an unlock hands the lock to,
- * on synthetic futex bucket queues.
+ * validation, the choice of the waiter an unlock hands the lock to (or
+ * wakes), on synthetic futex bucket queues, and the adaptive hand-off
+ * policy with its anti-starvation bound.
  */
 #include <kunit/test.h>
 #include <linux/plist.h>
@@ -73,7 +74,86 @@ static void ast_test_args(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ast_check_unlock_args(0x1000, 64, 0), -EINVAL);
 	KUNIT_EXPECT_EQ(test, ast_check_unlock_args(0x1000, ~0U, 0), -EINVAL);
 	KUNIT_EXPECT_EQ(test, ast_check_unlock_args(0x1001, 0, 0), -EINVAL);
-	KUNIT_EXPECT_EQ(test, ast_check_unlock_args(0x1000, 0, 4), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ast_check_unlock_args(0x1000, 0, 8), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ast_check_unlock_args(0x1000, 0,
+						    AST_MUTEX_HANDOFF), 0);
+	KUNIT_EXPECT_EQ(test, ast_check_unlock_args(0x1000, 0,
+						    AST_MUTEX_HANDOFF |
+						    AST_MUTEX_PRIVATE), 0);
+	/* One unlock policy at most. */
+	KUNIT_EXPECT_EQ(test, ast_check_unlock_args(0x1000, 0,
+						    AST_MUTEX_HANDOFF |
+						    AST_MUTEX_WAKE_ONLY),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, ast_check_lock_args(0x1000, 1,
+						  AST_MUTEX_HANDOFF), -EINVAL);
+}
+
+/* The adaptive unlock policy and its anti-starvation bound. */
+static void ast_test_policy(struct kunit *test)
+{
+	struct ast_waiter w = { .lost = 0 };
+	unsigned long now = jiffies;
+	int i;
+
+	/* Strict hand-off and pure wake-and-compete ignore the waiter. */
+	for (i = 0; i < 4; i++) {
+		KUNIT_EXPECT_TRUE(test, ast_handoff_policy(AST_MUTEX_HANDOFF,
+							   i & 1, i & 2));
+		KUNIT_EXPECT_FALSE(test, ast_handoff_policy(AST_MUTEX_WAKE_ONLY,
+							    i & 1, i & 2));
+	}
+	/* Adaptive: compete while the waiter sleeps and is not starved, */
+	KUNIT_EXPECT_FALSE(test, ast_handoff_policy(0, false, false));
+	KUNIT_EXPECT_FALSE(test, ast_handoff_policy(AST_MUTEX_PRIVATE, false,
+						    false));
+	/* hand off to a waiter still on a CPU (no convoy) or starved. */
+	KUNIT_EXPECT_TRUE(test, ast_handoff_policy(0, false, true));
+	KUNIT_EXPECT_TRUE(test, ast_handoff_policy(0, true, false));
+
+	/* Never lost: not starved, however long it has waited. */
+	w.lost_at = now - 100 * HZ;
+	KUNIT_EXPECT_FALSE(test, ast_waiter_starved(&w, now));
+	/* Lost long ago, but not often enough. */
+	w.lost = AST_HANDOFF_LOSSES - 1;
+	KUNIT_EXPECT_FALSE(test, ast_waiter_starved(&w, now));
+	/* Lost often, but just now, or less than the timeout ago: not yet. */
+	w.lost = AST_HANDOFF_LOSSES;
+	w.lost_at = now;
+	KUNIT_EXPECT_FALSE(test, ast_waiter_starved(&w, now));
+	KUNIT_EXPECT_FALSE(test,
+			   ast_waiter_starved(&w, now + AST_HANDOFF_TIMEOUT - 1));
+	/* The timeout after the first loss: starved, across a wrap too. */
+	KUNIT_EXPECT_TRUE(test,
+			  ast_waiter_starved(&w, now + AST_HANDOFF_TIMEOUT));
+	w.lost = AST_HANDOFF_LOSSES + 5;
+	w.lost_at = ULONG_MAX - 1;
+	KUNIT_EXPECT_TRUE(test, ast_waiter_starved(&w, AST_HANDOFF_TIMEOUT));
+	KUNIT_EXPECT_FALSE(test,
+			   ast_waiter_starved(&w, w.lost_at +
+					      AST_HANDOFF_TIMEOUT - 1));
+	/* About 4 ms, never less than a tick. */
+	KUNIT_EXPECT_GE(test, AST_HANDOFF_TIMEOUT, 1UL);
+	KUNIT_EXPECT_LE(test, jiffies_to_msecs(AST_HANDOFF_TIMEOUT),
+			4U + jiffies_to_msecs(1));
+}
+
+/* A waiter that lost queues ahead of the ones never woken, after RT. */
+static void ast_test_queue_prio(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, ast_queue_prio(MAX_RT_PRIO + 20, 0), MAX_RT_PRIO);
+	KUNIT_EXPECT_EQ(test, ast_queue_prio(MAX_PRIO - 1, 0), MAX_RT_PRIO);
+	KUNIT_EXPECT_EQ(test, ast_queue_prio(MAX_RT_PRIO + 20, 1),
+			AST_RETRY_PRIO);
+	KUNIT_EXPECT_EQ(test, ast_queue_prio(MAX_RT_PRIO, 5), AST_RETRY_PRIO);
+	/* Real-time (and deadline) waiters keep their priority. */
+	KUNIT_EXPECT_EQ(test, ast_queue_prio(10, 0), 10);
+	KUNIT_EXPECT_EQ(test, ast_queue_prio(10, 3), 10);
+	KUNIT_EXPECT_EQ(test, ast_queue_prio(0, 1), 0);
+	KUNIT_EXPECT_EQ(test, ast_queue_prio(-1, 1), -1);
+	/* Behind every real-time priority (SCHED_FIFO 1 is prio 98). */
+	KUNIT_EXPECT_GT(test, AST_RETRY_PRIO, MAX_RT_PRIO - 1 - 1);
+	KUNIT_EXPECT_LT(test, AST_RETRY_PRIO, MAX_RT_PRIO);
 }
 
 #define NR_W	6
@@ -219,12 +299,53 @@ static void ast_test_select_prio(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, others);
 }
 
+/*
+ * A non-real-time waiter that was woken to compete and lost queues at
+ * ast_queue_prio(): chosen before the waiters never woken, after RT ones.
+ */
+static void ast_test_select_retry(struct kunit *test)
+{
+	struct ast_test_queue *tq = ast_test_queue(test);
+	bool others;
+
+	ast_test_add_waiter(tq, 0, BIT_ULL(0), &tq->key,
+			    ast_queue_prio(MAX_RT_PRIO, 0));
+	ast_test_add_waiter(tq, 1, BIT_ULL(1), &tq->key,
+			    ast_queue_prio(MAX_RT_PRIO, 0));
+	ast_test_add_waiter(tq, 2, BIT_ULL(0), &tq->key,
+			    ast_queue_prio(MAX_RT_PRIO + 5, 1));
+	ast_test_add_waiter(tq, 3, BIT_ULL(0), &tq->key,
+			    ast_queue_prio(MAX_RT_PRIO, 2));
+	ast_test_add_waiter(tq, 4, BIT_ULL(0), &tq->key,
+			    ast_queue_prio(30, 1));
+
+	/* The RT waiter first, then the losers in FIFO order. */
+	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 0,
+						    &others), &tq->w[4]);
+	plist_del(&tq->w[4].q.list, &tq->chain);
+	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 0,
+						    &others), &tq->w[2]);
+	plist_del(&tq->w[2].q.list, &tq->chain);
+	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 0,
+						    &others), &tq->w[3]);
+	plist_del(&tq->w[3].q.list, &tq->chain);
+	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 0,
+						    &others), &tq->w[0]);
+	KUNIT_EXPECT_TRUE(test, others);
+	/* A loser does not take a state outside its set. */
+	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 1,
+						    &others), &tq->w[1]);
+}
+
 static struct kunit_case ast_sync_test_cases[] = {
 	KUNIT_CASE(ast_test_word),
 	KUNIT_CASE(ast_test_args),
 	KUNIT_CASE(ast_test_select_fifo),
 	KUNIT_CASE(ast_test_select_filter),
 	KUNIT_CASE(ast_test_select_prio),
+	KUNIT_CASE(ast_test_select_retry),
+	KUNIT_CASE(ast_test_policy),
+	KUNIT_CASE(ast_test_queue_prio),
 	{}
 };
 

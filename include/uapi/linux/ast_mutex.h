@@ -22,6 +22,26 @@
  *
  * A state is an index 0 .. AST_MUTEX_MAX_STATES - 1; an entry set is a
  * 64-bit mask with bit i set for state i.
+ *
+ * The owner TID is the owner's TID in its own PID namespace, i.e. what
+ * gettid() returns to the owner, whether user space or the kernel wrote
+ * it (as for PI and robust futexes).  A process-shared mutex must only be
+ * used by tasks of one PID namespace: the kernel compares the word with
+ * the caller's TID for -EPERM and -EDEADLK and does not translate TIDs.
+ *
+ * System calls (the entry set is passed as two 32-bit halves, so that
+ * the call has the same register layout on 32-bit, 64-bit and compat
+ * ABIs and needs no compat entry point):
+ *
+ *   long ast_mutex_lock(__u32 *uaddr, __u32 mask_lo, __u32 mask_hi,
+ *			 unsigned int flags,
+ *			 const struct __kernel_timespec *timeout,
+ *			 clockid_t clockid);
+ *   long ast_mutex_unlock(__u32 *uaddr, unsigned int new_state,
+ *			   unsigned int flags);
+ *
+ * mask_lo holds states 0..31 and mask_hi states 32..63:
+ * AST_MUTEX_MASK_LO(mask) and AST_MUTEX_MASK_HI(mask) split a __u64 set.
  */
 #ifndef _UAPI_LINUX_AST_MUTEX_H
 #define _UAPI_LINUX_AST_MUTEX_H
@@ -43,6 +63,10 @@
 /* The entry-set bit of state @s. */
 #define AST_MUTEX_STATE_BIT(s)	(1ULL << (s))
 
+/* The mask_lo and mask_hi arguments of ast_mutex_lock() for entry set @m. */
+#define AST_MUTEX_MASK_LO(m)	((__u32)((__u64)(m) & 0xffffffffU))
+#define AST_MUTEX_MASK_HI(m)	((__u32)((__u64)(m) >> 32))
+
 /*
  * Flags of ast_mutex_lock() and ast_mutex_unlock().
  *
@@ -55,13 +79,25 @@
 #define AST_MUTEX_FLAGS_MASK	AST_MUTEX_PRIVATE
 
 /*
- * ast_mutex_unlock() only: free the word in the new state and wake the
- * waiter a hand-off would have chosen, which then competes for the mutex
- * like any other locker, instead of handing the mutex to it.  Trades the
- * no-barging guarantee for throughput when the waiter is slow to run
- * (lock convoys).
+ * Unlock policy (ast_mutex_unlock() only).  With neither flag the unlock
+ * is adaptive: when a queued waiter's entry set holds the new state, the
+ * lock is handed to it directly if that is cheap (the waiter is still on
+ * a CPU) or if the waiter was woken to compete and lost 8 times, the first
+ * time at least 4 ms ago (at least one tick); otherwise the
+ * word is freed in the new state and that waiter is woken to compete for
+ * it, and a waiter that loses is chosen again first.  This avoids the
+ * lock convoy of handing the lock to a thread that is not running while
+ * bounding barging.
+ *
+ * AST_MUTEX_HANDOFF: always hand the lock directly to the waiter (the
+ * paper's strict semantics: nobody can barge in).
+ * AST_MUTEX_WAKE_ONLY: never hand off; free the word and wake the waiter
+ * to compete (no anti-starvation bound).
+ * Both at once are invalid.
  */
 #define AST_MUTEX_WAKE_ONLY	0x00000002U
-#define AST_MUTEX_UNLOCK_FLAGS_MASK	(AST_MUTEX_PRIVATE | AST_MUTEX_WAKE_ONLY)
+#define AST_MUTEX_HANDOFF	0x00000004U
+#define AST_MUTEX_UNLOCK_FLAGS_MASK	(AST_MUTEX_PRIVATE | AST_MUTEX_WAKE_ONLY | \
+					 AST_MUTEX_HANDOFF)
 
 #endif /* _UAPI_LINUX_AST_MUTEX_H */

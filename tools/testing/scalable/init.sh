@@ -73,6 +73,15 @@ for t in stat_bench fork_bench fork_truncate inotify_bench ast_bench qdo_latency
 	v=KSELFTEST_$(echo "$t" | tr a-z A-Z)_ARGS
 	export "$v=$bargs"
 done
+# ast_bench runs 6 implementations x 3 thread counts (10, 100, 1000) x 3
+# buffer sizes per CPU count: shorter runs keep the full sweep to a few
+# minutes (1000-thread runs included).
+if [ "${scalable_mode:-test}" = full ]; then
+	KSELFTEST_AST_BENCH_ARGS="-w 200 -m 1000 -r 2"
+	[ -n "$scalable_cpus" ] &&
+		KSELFTEST_AST_BENCH_ARGS="$KSELFTEST_AST_BENCH_ARGS -c $scalable_cpus"
+	export KSELFTEST_AST_BENCH_ARGS
+fi
 
 if [ "${scalable_kmemleak:-0}" = 1 ] && [ -w /sys/kernel/debug/kmemleak ]; then
 	# Forget what boot left behind; report only what the tests leak.

@@ -5,7 +5,10 @@
  * one buffer of B slots; the result is the items moved through it per
  * millisecond.  Four implementations of the same buffer:
  *
- *   ast           ast_mutex (kernel hand-off), states EMPTY/MID/FULL
+ *   ast           ast_mutex with the kernel's adaptive hand-off (the
+ *                 default unlock), states EMPTY/MID/FULL
+ *   ast-handoff   the same, unlocking with AST_MUTEX_HANDOFF: the lock is
+ *                 always handed to the waiter (the paper's policy)
  *   ast-compete   the same, unlocking with AST_MUTEX_WAKE_ONLY: the
  *                 waiter is woken and competes, no hand-off
  *   cv-bcast      pthread mutex + one condition variable, broadcast on
@@ -47,8 +50,8 @@
 
 enum { S_EMPTY, S_MID, S_FULL, S_STOP };
 enum {
-	IMPL_AST, IMPL_AST_COMPETE, IMPL_CV_BCAST, IMPL_CV_PAIR, IMPL_FUTEX,
-	NR_IMPLS
+	IMPL_AST, IMPL_AST_HANDOFF, IMPL_AST_COMPETE, IMPL_CV_BCAST,
+	IMPL_CV_PAIR, IMPL_FUTEX, NR_IMPLS
 };
 
 #define B(s)		(1ULL << (s))
@@ -56,7 +59,7 @@ enum {
 #define L0_FREE		AST_MUTEX_FREE
 
 static const char *const impl_names[NR_IMPLS] = {
-	"ast", "ast-compete", "cv-bcast", "cv-pair", "futex-bitset",
+	"ast", "ast-handoff", "ast-compete", "cv-bcast", "cv-pair", "futex-bitset",
 };
 
 struct counter {
@@ -202,6 +205,7 @@ static bool put(struct bbuf *b, unsigned long item)
 {
 	switch (b->impl) {
 	case IMPL_AST:
+	case IMPL_AST_HANDOFF:
 	case IMPL_AST_COMPETE:
 	case IMPL_FUTEX:
 		if (!ast_like_enter(b, B(S_EMPTY) | B(S_MID)))
@@ -222,6 +226,7 @@ static bool put(struct bbuf *b, unsigned long item)
 	b->count++;
 	switch (b->impl) {
 	case IMPL_AST:
+	case IMPL_AST_HANDOFF:
 	case IMPL_AST_COMPETE:
 	case IMPL_FUTEX:
 		ast_like_exit(b);
@@ -241,6 +246,7 @@ static bool get(struct bbuf *b, unsigned long *item)
 {
 	switch (b->impl) {
 	case IMPL_AST:
+	case IMPL_AST_HANDOFF:
 	case IMPL_AST_COMPETE:
 	case IMPL_FUTEX:
 		if (!ast_like_enter(b, B(S_FULL) | B(S_MID)))
@@ -261,6 +267,7 @@ static bool get(struct bbuf *b, unsigned long *item)
 	b->count--;
 	switch (b->impl) {
 	case IMPL_AST:
+	case IMPL_AST_HANDOFF:
 	case IMPL_AST_COMPETE:
 	case IMPL_FUTEX:
 		ast_like_exit(b);
@@ -331,6 +338,7 @@ static void stop_all(struct bbuf *b)
 {
 	switch (b->impl) {
 	case IMPL_AST:
+	case IMPL_AST_HANDOFF:
 	case IMPL_AST_COMPETE:
 		ast_mutex_lock(&b->am, ~0ULL);
 		b->stop = true;
@@ -375,7 +383,8 @@ static double run_once(int impl, int nthreads, int size)
 	memset(b->puts, 0, np * sizeof(struct counter));
 	memset(b->gets, 0, nc * sizeof(struct counter));
 	ast_mutex_init(&b->am, S_EMPTY, AST_MUTEX_PRIVATE |
-		       (impl == IMPL_AST_COMPETE ? AST_MUTEX_COMPETE : 0));
+		       (impl == IMPL_AST_COMPETE ? AST_MUTEX_COMPETE : 0) |
+		       (impl == IMPL_AST_HANDOFF ? AST_MUTEX_STRICT : 0));
 	pthread_mutex_init(&b->mu, NULL);
 	pthread_cond_init(&b->all, NULL);
 	pthread_cond_init(&b->notfull, NULL);
@@ -488,7 +497,8 @@ static void print_usage(FILE *f)
 		"  -t LIST   thread counts, half producers (default 10,100,1000; quick 10,100;\n"
 		"            with -m 250 or less 10,100)\n"
 		"  -b LIST   buffer sizes (default 1,10,100; with -m 250 or less 1,16)\n"
-		"  -i LIST   implementations: ast,ast-compete,cv-bcast,cv-pair,futex-bitset\n");
+		"  -i LIST   implementations: ast,ast-handoff,ast-compete,cv-bcast,cv-pair,\n"
+		"            futex-bitset\n");
 }
 
 static int parse_impls(const char *s)

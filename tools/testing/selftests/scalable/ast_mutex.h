@@ -54,16 +54,18 @@
 #define AST_MUTEX_ROBUST	0x00010000U
 /* Unlock with AST_MUTEX_WAKE_ONLY: wake a matching waiter, no hand-off. */
 #define AST_MUTEX_COMPETE	0x00020000U
+/* Unlock with AST_MUTEX_HANDOFF: always hand off (the paper's policy). */
+#define AST_MUTEX_STRICT	0x00040000U
 
 /*
- * Polls of a word that is locked with nobody queued before the lock
- * sleeps in the kernel: a short critical section ends within them, and
- * taking the mutex in user space then keeps the waiters bit clear, so
- * that the unlock stays in user space too.  Once a waiter is queued the
- * next unlock hands the mutex to it, and the lock sleeps at once.
+ * Polls of a word that is locked, or free in a state outside the entry
+ * set, before the lock sleeps in the kernel: a short critical section on
+ * another CPU ends within them, and taking the mutex in user space saves
+ * a sleep and a wake-up (a wake-up of another CPU is the dearest part of
+ * a hand-over).  With only one CPU the polls are wasted, but few.
  */
 #ifndef AST_MUTEX_SPIN
-#define AST_MUTEX_SPIN		100
+#define AST_MUTEX_SPIN		200
 #endif
 
 /**
@@ -112,7 +114,8 @@ static inline long ast_sys_lock(__u32 *uaddr, __u64 mask,
 	long ret;
 
 	ast_kernel_calls++;
-	ret = syscall(__NR_ast_mutex_lock, uaddr, mask, flags, abstime, clk);
+	ret = syscall(__NR_ast_mutex_lock, uaddr, AST_MUTEX_MASK_LO(mask),
+		      AST_MUTEX_MASK_HI(mask), flags, abstime, clk);
 
 	return ret < 0 ? -errno : ret;
 }
@@ -132,8 +135,10 @@ static inline long ast_sys_unlock(__u32 *uaddr, unsigned int state,
  * ast_mutex_init() - initialise a mutex, free in @state
  * @m: the mutex (in shared memory for a process-shared one)
  * @state: initial abstract state, 0 .. AST_MUTEX_MAX_STATES - 1
- * @flags: AST_MUTEX_PRIVATE (one process only), AST_MUTEX_ROBUST,
- *	AST_MUTEX_COMPETE (unlocks wake a waiter instead of handing over)
+ * @flags: AST_MUTEX_PRIVATE (one process only), AST_MUTEX_ROBUST, and at
+ *	most one unlock policy: AST_MUTEX_COMPETE (unlocks wake a waiter
+ *	instead of handing over) or AST_MUTEX_STRICT (unlocks always hand
+ *	over); the default is the kernel's adaptive hand-off
  *
  * Return: 0, or -EINVAL.
  */
@@ -142,7 +147,8 @@ static inline int ast_mutex_init(struct ast_mutex *m, unsigned int state,
 {
 	if (state >= AST_MUTEX_MAX_STATES ||
 	    (flags & ~(AST_MUTEX_PRIVATE | AST_MUTEX_ROBUST |
-		       AST_MUTEX_COMPETE)) ||
+		       AST_MUTEX_COMPETE | AST_MUTEX_STRICT)) ||
+	    ((flags & AST_MUTEX_COMPETE) && (flags & AST_MUTEX_STRICT)) ||
 	    ((flags & AST_MUTEX_ROBUST) && (flags & AST_MUTEX_PRIVATE)))
 		return -EINVAL;
 	pthread_once(&ast_once, ast_install_atfork);
@@ -214,9 +220,9 @@ static inline int ast_try_enter(struct ast_mutex *m, __u32 v)
 }
 
 /*
- * User-space part of a lock: the state entered in, or -1.  Spins while
- * the word is locked, nobody is queued and the owner may be about to
- * unlock.
+ * User-space part of a lock: the state entered in, or -1.  Polls while
+ * the word is locked by another thread or free in a state outside
+ * @mask, which another CPU may change at any moment.
  */
 static inline int ast_lock_fast(struct ast_mutex *m, __u64 mask)
 {
@@ -230,8 +236,8 @@ static inline int ast_lock_fast(struct ast_mutex *m, __u64 mask)
 				return v & AST_MUTEX_STATE_MASK;
 			continue;
 		}
-		/* Free in another state, queued waiters, or our own. */
-		if ((v & (AST_MUTEX_FREE | AST_MUTEX_WAITERS)) ||
+		/* Our own, a dead owner's or not an AST word: the kernel. */
+		if (!(v & AST_MUTEX_TID_MASK) ||
 		    (v & AST_MUTEX_TID_MASK) == (__u32)ast_gettid())
 			return -1;
 		ast_cpu_relax();
@@ -337,7 +343,9 @@ static inline void ast_robust_unlink(struct ast_mutex *m)
  * @state: the new abstract state, 0 .. AST_MUTEX_MAX_STATES - 1
  *
  * With no waiter, one CAS; otherwise the kernel hands the lock to the
- * first waiter whose entry set holds @state, or frees it in @state.
+ * first waiter whose entry set holds @state or wakes that waiter to
+ * compete (see the unlock policies of ast_mutex_init()), or frees it in
+ * @state.
  *
  * Return: 0, or -EPERM (not the owner), -EINVAL, -EFAULT.
  */
@@ -362,7 +370,9 @@ static inline int ast_mutex_unlock(struct ast_mutex *m, unsigned int state)
 	else
 		ret = ast_sys_unlock(&m->word, state, ast_mutex_kflags(m) |
 				     ((m->flags & AST_MUTEX_COMPETE) ?
-				      AST_MUTEX_WAKE_ONLY : 0));
+				      AST_MUTEX_WAKE_ONLY : 0) |
+				     ((m->flags & AST_MUTEX_STRICT) ?
+				      AST_MUTEX_HANDOFF : 0));
 	if (robust)
 		ast_robust_pending(NULL);
 	return ret < 0 ? ret : 0;

@@ -4,7 +4,8 @@
  * system calls and of the ast_mutex.h user-space library: every error
  * path (and that an error leaves the word alone), guarded entry, direct
  * hand-off only to a waiter whose entry set holds the new state and in
- * FIFO order, timeouts on both clocks, transparent restart on signals,
+ * FIFO order, the adaptive unlock's compete wake-ups and its
+ * anti-starvation bound, timeouts on both clocks, transparent restart on signals,
  * process-shared use across fork(), robust owner death, a bounded-buffer
  * stress with hundreds of threads, and an argument fuzz.
  *
@@ -18,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -140,6 +142,9 @@ TEST(einval)
 	EXPECT_EQ(-EINVAL, ast_sys_unlock(&w[0], 64, 0));
 	EXPECT_EQ(-EINVAL, ast_sys_unlock(&w[0], ~0U, 0));
 	EXPECT_EQ(-EINVAL, ast_sys_unlock(&w[0], 0, 8));
+	/* One unlock policy at most. */
+	EXPECT_EQ(-EINVAL, ast_sys_unlock(&w[0], 0, AST_MUTEX_HANDOFF |
+					  AST_MUTEX_WAKE_ONLY));
 	EXPECT_EQ(-EINVAL, ast_sys_unlock((__u32 *)((char *)w + 3), 0, 0));
 	EXPECT_EQ(AST_MUTEX_WORD(0), w[0]);
 }
@@ -325,7 +330,9 @@ TEST(handoff_to_matching_waiter)
 
 	if (!ast_supported())
 		SKIP(return, "ast_mutex syscalls not supported");
-	ASSERT_EQ(0, ast_mutex_init(&m, 0, AST_MUTEX_PRIVATE));
+	/* The paper's strict policy: every unlock hands over. */
+	ASSERT_EQ(0, ast_mutex_init(&m, 0, AST_MUTEX_PRIVATE |
+				    AST_MUTEX_STRICT));
 	ASSERT_EQ(0, ast_mutex_lock(&m, BIT(0)));
 	for (i = 0; i < 3; i++) {
 		w[i].m = &m;
@@ -352,7 +359,7 @@ TEST(handoff_to_matching_waiter)
 	 * it even runs); w[1] leaves in 1, which goes to w[0] (first in
 	 * FIFO order), which leaves in 1 again for w[2].
 	 */
-	r = ast_sys_unlock(&m.word, 2, AST_MUTEX_PRIVATE);
+	r = ast_sys_unlock(&m.word, 2, AST_MUTEX_PRIVATE | AST_MUTEX_HANDOFF);
 	EXPECT_EQ(1, r);
 	v = load(&m.word);
 	EXPECT_TRUE(v == ((__u32)w[1].tid | AST_MUTEX_WAITERS) ||
@@ -440,6 +447,105 @@ TEST(wake_only_unlock)
 	EXPECT_EQ(3, ast_mutex_lock(&m, BIT(3)));
 	EXPECT_EQ(0, ast_mutex_unlock(&m, 4));
 	EXPECT_EQ(AST_MUTEX_WORD(4), load(&m.word));
+}
+
+/*
+ * The adaptive (default) unlock wakes a sleeping matching waiter to
+ * compete and frees the word; a thread that takes the word first wins.
+ * Once the waiter has lost 8 times, the first time at least 4 ms ago,
+ * the next unlock into a state of its set hands the lock to it directly.  The
+ * unlocker runs SCHED_FIFO on the waiter's CPU, so the waiter cannot run
+ * between the unlock and the barging trylock; without SCHED_FIFO only
+ * the bound is checked.  Unlocks are 50 ms apart, far beyond the bound.
+ */
+TEST(adaptive_anti_starvation)
+{
+	struct waiter w = { .mask = BIT(1), .exit_state = 0 };
+	struct sched_param sp = { .sched_priority = 5 };
+	cpu_set_t one, old;
+	bool fifo, handed = false;
+	struct ast_mutex m;
+	int k, barged = 0;
+	pthread_t th;
+	__u32 v;
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(old), &old));
+	CPU_ZERO(&one);
+	for (k = 0; k < CPU_SETSIZE && !CPU_ISSET(k, &old); k++)
+		;
+	CPU_SET(k, &one);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(one), &one));
+	ASSERT_EQ(0, ast_mutex_init(&m, 0, AST_MUTEX_PRIVATE));
+	ASSERT_EQ(0, ast_mutex_lock(&m, BIT(0)));
+	w.m = &m;
+	start_waiter(_metadata, &th, &w);
+	fifo = !pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+
+	for (k = 0; k < 16; k++) {
+		/* Let the waiter get off the CPU; the bound passes. */
+		usleep(50000);
+		EXPECT_EQ(1, ast_sys_unlock(&m.word, 1, AST_MUTEX_PRIVATE));
+		v = load(&m.word);
+		if ((v & AST_MUTEX_TID_MASK) == (__u32)w.tid) {
+			handed = true;
+			break;
+		}
+		/* Freed in state 1 for the waiter to compete: barge in. */
+		if (ast_mutex_trylock(&m, BIT(1)) != 1)
+			break;	/* it ran and took it (no SCHED_FIFO) */
+		barged++;
+		/* Let it run, lose and sleep again. */
+		sp.sched_priority = 0;
+		if (fifo)
+			pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+		EXPECT_EQ(0, wait_in_syscall(w.tid, __NR_ast_mutex_lock));
+		sp.sched_priority = 5;
+		if (fifo)
+			pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	}
+	sp.sched_priority = 0;
+	pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+	pthread_join(th, NULL);
+	sched_setaffinity(0, sizeof(old), &old);
+	/* The bound: 8 losses over 4 ms; the unlocks are 50 ms apart. */
+	EXPECT_LE(barged, 8);
+	EXPECT_EQ(1, w.got);
+	EXPECT_EQ(AST_MUTEX_WORD(0), load(&m.word));
+	if (fifo) {
+		/* It competed (no hand-off to a sleeper), lost, then got it. */
+		EXPECT_TRUE(handed);
+		EXPECT_GE(barged, 1);
+	}
+}
+
+/* The strict policy hands over even to a sleeping waiter. */
+TEST(strict_handoff_unlock)
+{
+	struct waiter w = { .mask = BIT(1), .exit_state = 2 };
+	struct ast_mutex m;
+	pthread_t th;
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	EXPECT_EQ(-EINVAL, ast_sys_lock(&m.word, 1, AST_MUTEX_HANDOFF, NULL,
+					0));
+	EXPECT_EQ(-EINVAL, ast_mutex_init(&m, 0, AST_MUTEX_STRICT |
+					  AST_MUTEX_COMPETE));
+	ASSERT_EQ(0, ast_mutex_init(&m, 0, AST_MUTEX_PRIVATE |
+				    AST_MUTEX_STRICT));
+	ASSERT_EQ(0, ast_mutex_lock(&m, BIT(0)));
+	w.m = &m;
+	start_waiter(_metadata, &th, &w);
+	usleep(20000);
+	ASSERT_EQ(0, ast_mutex_unlock(&m, 1));
+	/* The word names the waiter: a barging trylock must fail. */
+	EXPECT_EQ(-EBUSY, ast_mutex_trylock(&m, BIT(1)));
+	pthread_join(th, NULL);
+	EXPECT_EQ(1, w.got);
+	EXPECT_EQ((__u32)w.tid, w.word_at_entry);
+	EXPECT_EQ(AST_MUTEX_WORD(2), load(&m.word));
 }
 
 /* A real-time waiter is queued ahead of earlier SCHED_OTHER waiters. */
