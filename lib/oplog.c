@@ -173,17 +173,19 @@ EXPORT_SYMBOL_GPL(oplog_clock_is_tsc);
 
 static void __init oplog_clock_init(void)
 {
+	bool forced = !strcmp(oplog_clock_param, "tsc");
 #ifdef CONFIG_X86_TSC
-	bool synced = boot_cpu_has(X86_FEATURE_TSC) &&
-		      boot_cpu_has(X86_FEATURE_CONSTANT_TSC) &&
+	bool synced = boot_cpu_has(X86_FEATURE_CONSTANT_TSC) &&
 		      !check_tsc_unstable();
 
-	if (!strcmp(oplog_clock_param, "tsc") ||
-	    (synced && strcmp(oplog_clock_param, "seq")))
+	/* oplog.clock=tsc: the user vouches for the TSC (e.g. QEMU TCG). */
+	if (boot_cpu_has(X86_FEATURE_TSC) &&
+	    (forced || (synced && strcmp(oplog_clock_param, "seq"))))
 		static_branch_enable(&oplog_tsc_key);
 #endif
-	pr_info("timestamps from the %s\n",
-		oplog_clock_is_tsc() ? "TSC" : "global sequence counter");
+	pr_info("timestamps from the %s%s\n",
+		oplog_clock_is_tsc() ? "TSC" : "global sequence counter",
+		forced ? " (oplog.clock=tsc)" : "");
 }
 
 /* ---- helpers ---- */
