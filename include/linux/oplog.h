@@ -31,6 +31,7 @@
 #define _LINUX_OPLOG_H
 
 #include <linux/clustered.h>
+#include <linux/completion.h>
 #include <linux/gfp_types.h>
 #include <linux/list.h>
 #include <linux/lockdep_types.h>
@@ -142,12 +143,14 @@ struct oplog_type_ops {
  * @max_len: operations per log before it synchronizes (0: 128); ignored
  *	by %OPLOG_COUNTER
  * @flags: %OPLOG_LOCAL_ABSORB, %OPLOG_GLOBAL_ABSORB
+ * @slot_bits: log2 of @nr_slots (private)
  * @caches: the per-CPU log caches, a clustered object (private)
- * @log_cache: slab of logs (private)
  * @list: on the list of registered types (private)
  * @log_key: lockdep class of this type's per-CPU log locks (private)
  * @cache_key: lockdep class of this type's per-CPU cache locks (private)
  * @nr_logs: logs allocated and not yet freed (private)
+ * @released: the log caches were freed (private)
+ * @debugfs: debugfs directory (private)
  *
  * Must be statically allocated (it carries lockdep keys).
  */
@@ -159,12 +162,14 @@ struct oplog_type {
 	unsigned int			max_len;
 	unsigned int			flags;
 
+	unsigned int			slot_bits;
 	struct clustered_obj		caches;
-	struct kmem_cache		*log_cache;
 	struct list_head		list;
 	struct lock_class_key		log_key;
 	struct lock_class_key		cache_key;
 	atomic_long_t			nr_logs;
+	struct completion		released;
+	struct dentry			*debugfs;
 };
 
 #ifdef CONFIG_OPLOG

@@ -1,0 +1,1125 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * OpLog: per-CPU operation logs, merged in timestamp order on synchronize.
+ *
+ * After Boyd-Wickizer, "Optimizing Communication Bottlenecks in
+ * Multiprocessor Operating System Kernels", PhD thesis, MIT, 2014.
+ * See include/linux/oplog.h and Documentation/core-api/oplog.rst.
+ *
+ * Data structures.  Each registered type owns a clustered object whose
+ * per-CPU representative is a log cache: a direct-mapped table of
+ * nr_slots slots hashed from the object pointer (thesis section 7).  A slot
+ * holds at most one log, and a log belongs to one (object, CPU) pair.
+ *
+ * Locks, outermost first:
+ *   object lock (the type's ->lock)  - held to attach or detach a log of the
+ *                                      object, and to apply its operations;
+ *                                      guards &oplog_obj.cpus
+ *   cache->lock (raw, per CPU)       - guards the slots of one CPU's cache;
+ *                                      taken by remote synchronizers and by
+ *                                      the owner's miss path, never by the
+ *                                      owner's hit path
+ *   log->lock (raw, per log)         - guards one log's contents
+ * Another object's lock is only ever trylocked with a cache lock held
+ * (eviction, shrinker, CPU hotplug), so the order cannot invert.
+ *
+ * The hit path of oplog_queue()/oplog_add() reads this CPU's slot without
+ * a lock, with preemption disabled, then takes the log's own lock and checks
+ * the log still belongs to the object.  A log that is detached from its slot
+ * can therefore still be reached by its owner CPU until that CPU passes a
+ * quiescent state, and by no other CPU: retired logs are freed by a QDo
+ * callback whose quiescence mask is that one CPU (Tam 2006, section 3.1.3).
+ *
+ * Ordering.  Operations are stamped under their log's lock, so each log is
+ * sorted.  A synchronize reads the clock once (the cutoff), then takes from
+ * each log the operations stamped at or before it.  An operation stamped
+ * at or before the cutoff was appended, under its log lock, before the
+ * synchronizer took that lock, so none is missed; operations stamped later
+ * stay queued and are applied by a later synchronize, after every earlier
+ * one.  That keeps global timestamp order while other CPUs go on queueing
+ * (the concurrent synchronize of the thesis's section 10.2).
+ */
+
+#define pr_fmt(fmt) "oplog: " fmt
+
+#include <linux/cpuhotplug.h>
+#include <linux/debugfs.h>
+#include <linux/hash.h>
+#include <linux/list_sort.h>
+#include <linux/local_lock.h>
+#include <linux/log2.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/oplog.h>
+#include <linux/overflow.h>
+#include <linux/qdo.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/shrinker.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <asm/local.h>
+#ifdef CONFIG_X86_TSC
+#include <asm/cpufeature.h>
+#include <asm/msr.h>
+#include <asm/tsc.h>
+#endif
+
+enum oplog_stat {
+	OPLOG_STAT_QUEUED,		/* operations accepted */
+	OPLOG_STAT_HITS,		/* ... through the lockless hit path */
+	OPLOG_STAT_MISSES,		/* slow path: no log of the object */
+	OPLOG_STAT_EVICTIONS,		/* slot conflicts that evicted a victim */
+	OPLOG_STAT_EVICT_BUSY,		/* ... whose victim was locked */
+	OPLOG_STAT_FULL,		/* full logs */
+	OPLOG_STAT_DIRECT,		/* operations applied without a log */
+	OPLOG_STAT_SYNCS,		/* synchronizes (and flushes) */
+	OPLOG_STAT_FLUSHES,		/* flushes */
+	OPLOG_STAT_APPLIED,		/* operations executed from logs */
+	OPLOG_STAT_ABSORBED_LOCAL,	/* add+remove pairs cancelled at queue */
+	OPLOG_STAT_ABSORBED_GLOBAL,	/* ... at synchronize */
+	OPLOG_STAT_RETIRED,		/* logs handed to QDo */
+	OPLOG_NR_STATS,
+};
+
+static const char * const oplog_stat_names[OPLOG_NR_STATS] = {
+	"queued", "hits", "misses", "evictions", "evict_busy", "full",
+	"direct", "syncs", "flushes", "applied", "absorbed_local",
+	"absorbed_global", "retired",
+};
+
+/*
+ * One (object, CPU) log.  While it sits in a slot, ->obj is its tag; a
+ * detached log has ->obj == NULL until it is freed, so that a stale reader
+ * on the owner CPU sees a mismatch.  The union's queueing fields are dead
+ * once the log is retired, when the QDo or RCU head takes their place.
+ */
+struct oplog_log {
+	raw_spinlock_t		lock;
+	unsigned int		len;
+	struct oplog_obj	*obj;
+	struct oplog_type	*type;
+	unsigned int		cpu;
+	bool			referenced;
+	union {
+		struct list_head	ops;	/* ORDERED, ABSORBING */
+		long			delta;	/* COUNTER */
+		struct qdo_head		qdo;	/* retired */
+		struct rcu_head		rcu;	/* retired before QDo is up */
+	};
+};
+
+/* A CPU's log cache: the per-CPU representative of &oplog_type.caches. */
+struct oplog_cache {
+	/* Written by the owner CPU only. */
+	local_t			stats[OPLOG_NR_STATS];
+	/* Taken by remote CPUs: keep it off the owner's hot cache line. */
+	raw_spinlock_t		lock ____cacheline_aligned_in_smp;
+	unsigned int		cpu;
+	struct oplog_log	*slots[] ____cacheline_aligned_in_smp;
+};
+
+static struct kmem_cache *oplog_log_cachep;
+static LIST_HEAD(oplog_types);
+static DEFINE_MUTEX(oplog_types_lock);	/* oplog_types, and hotplug/shrink */
+static struct dentry *oplog_debugfs_root;
+static atomic_long_t oplog_nr_logs = ATOMIC_LONG_INIT(0);	/* all types */
+static bool oplog_ready;
+
+/* ---- clock ---- */
+
+static DEFINE_STATIC_KEY_FALSE(oplog_tsc_key);
+static atomic64_t oplog_seq = ATOMIC64_INIT(0);
+static char oplog_clock_param[8] = "auto";
+module_param_string(clock, oplog_clock_param, sizeof(oplog_clock_param), 0444);
+MODULE_PARM_DESC(clock, "timestamp source: auto (TSC if synchronized), tsc, seq");
+
+/**
+ * oplog_clock() - the timestamp of an OpLog operation
+ *
+ * The x86 TSC (rdtsc_ordered()) when the kernel considered it constant-rate
+ * and synchronized across CPUs at boot (thesis section 2.2: "modern hardware
+ * keeps [cycle counters] synchronized"), otherwise a global sequence counter
+ * (one atomic increment: correct on any machine, contended at scale).  The
+ * choice is made once at boot; oplog.clock=seq forces the counter.  Never
+ * local_clock(), which may go backwards across CPUs.
+ *
+ * Context: any.
+ * Return: a timestamp, monotonic across CPUs (see oplog.rst for the skew
+ * assumption of the TSC).
+ */
+u64 oplog_clock(void)
+{
+#ifdef CONFIG_X86_TSC
+	if (static_branch_likely(&oplog_tsc_key))
+		return rdtsc_ordered();
+#endif
+	return atomic64_inc_return(&oplog_seq);
+}
+EXPORT_SYMBOL_GPL(oplog_clock);
+
+/**
+ * oplog_clock_is_tsc() - does oplog_clock() read the TSC?
+ *
+ * Context: any.
+ * Return: true for the TSC, false for the global sequence counter.
+ */
+bool oplog_clock_is_tsc(void)
+{
+	return static_key_enabled(&oplog_tsc_key);
+}
+EXPORT_SYMBOL_GPL(oplog_clock_is_tsc);
+
+static void __init oplog_clock_init(void)
+{
+#ifdef CONFIG_X86_TSC
+	bool synced = boot_cpu_has(X86_FEATURE_TSC) &&
+		      boot_cpu_has(X86_FEATURE_CONSTANT_TSC) &&
+		      !check_tsc_unstable();
+
+	if (!strcmp(oplog_clock_param, "tsc") ||
+	    (synced && strcmp(oplog_clock_param, "seq")))
+		static_branch_enable(&oplog_tsc_key);
+#endif
+	pr_info("timestamps from the %s\n",
+		oplog_clock_is_tsc() ? "TSC" : "global sequence counter");
+}
+
+/* ---- helpers ---- */
+
+static inline unsigned long oplog_cpu_bit(unsigned int cpu)
+{
+	return BIT(cpu % BITS_PER_LONG);
+}
+
+/* Exact bits: a CPU's bit can be cleared when its log goes away. */
+static inline bool oplog_exact_bits(void)
+{
+	return nr_cpu_ids <= BITS_PER_LONG;
+}
+
+static inline unsigned int oplog_slot(const struct oplog_type *type,
+				      const struct oplog_obj *obj)
+{
+	return hash_ptr((void *)obj, type->slot_bits);
+}
+
+/* @cpu's log cache, if it was ever instantiated; caches live until unregister. */
+static inline struct oplog_cache *oplog_cache_of(struct oplog_type *type,
+						 unsigned int cpu)
+{
+	return READ_ONCE(*per_cpu_ptr(type->caches.slot, cpu));
+}
+
+static inline bool oplog_has_list(const struct oplog_type *type)
+{
+	return type->kind != OPLOG_COUNTER;
+}
+
+/* Count an event in this CPU's cache, if it has one; never allocates. */
+static void oplog_stat(struct oplog_type *type, enum oplog_stat s, long n)
+{
+	struct oplog_cache *cache;
+
+	preempt_disable();
+	cache = this_cpu_read(*type->caches.slot);
+	if (cache)
+		local_add(n, &cache->stats[s]);
+	preempt_enable();
+}
+
+static void oplog_log_free(struct oplog_log *log)
+{
+	atomic_long_dec(&log->type->nr_logs);
+	atomic_long_dec(&oplog_nr_logs);
+	kmem_cache_free(oplog_log_cachep, log);
+}
+
+static void oplog_log_free_qdo(struct qdo_head *head)
+{
+	oplog_log_free(container_of(head, struct oplog_log, qdo));
+}
+
+static void oplog_log_free_rcu(struct rcu_head *head)
+{
+	oplog_log_free(container_of(head, struct oplog_log, rcu));
+}
+
+/*
+ * A detached log can still be reached by its owner CPU's hit path (it read
+ * the slot before the log was detached): free it after that CPU alone has
+ * passed a quiescent state.  QDo is not up in early boot; RCU covers that
+ * (a preempt-disabled region is an RCU reader too).
+ */
+static void oplog_retire(struct oplog_log *log)
+{
+	unsigned int cpu = log->cpu;
+
+	oplog_stat(log->type, OPLOG_STAT_RETIRED, 1);
+	if (qdo_call(&log->qdo, oplog_log_free_qdo, cpumask_of(cpu),
+		     cpumask_of(cpu)))
+		call_rcu(&log->rcu, oplog_log_free_rcu);
+}
+
+/*
+ * Move the operations of @log stamped at or before @cutoff to the tail of
+ * @batch (all of them for U64_MAX); add its delta to *@delta.  Logs are
+ * sorted, so this is a prefix.  Called with @log->lock held.
+ */
+static void oplog_take(struct oplog_type *type, struct oplog_log *log,
+		       u64 cutoff, struct list_head *batch, long *delta)
+{
+	struct oplog_op *op;
+	LIST_HEAD(prefix);
+	unsigned int n = 0;
+
+	if (!oplog_has_list(type)) {
+		*delta += log->delta;
+		log->delta = 0;
+		return;
+	}
+	if (cutoff == U64_MAX) {
+		list_splice_tail_init(&log->ops, batch);
+		log->len = 0;
+		return;
+	}
+	list_for_each_entry(op, &log->ops, node) {
+		if (op->ts > cutoff)
+			break;
+		n++;
+	}
+	if (!n)
+		return;
+	/* @op is the first one to keep, or the head itself. */
+	list_cut_before(&prefix, &log->ops, &op->node);
+	list_splice_tail(&prefix, batch);
+	log->len -= n;
+}
+
+static int oplog_cmp_ts(void *priv, const struct list_head *a,
+			const struct list_head *b)
+{
+	const struct oplog_op *x = list_entry(a, struct oplog_op, node);
+	const struct oplog_op *y = list_entry(b, struct oplog_op, node);
+
+	return x->ts > y->ts;
+}
+
+static int oplog_cmp_key_ts(void *priv, const struct list_head *a,
+			    const struct list_head *b)
+{
+	const struct oplog_op *x = list_entry(a, struct oplog_op, node);
+	const struct oplog_op *y = list_entry(b, struct oplog_op, node);
+
+	if (x->key != y->key)
+		return x->key > y->key;
+	return x->ts > y->ts;
+}
+
+/*
+ * Apply a batch to @obj (object lock held): the thesis's Queue::apply.
+ * ORDERED: every op in timestamp order.  ABSORBING: ordered by item, then
+ * timestamp (operations on different items commute), an add directly
+ * followed by a remove of the same item cancelled (try_absorb).  COUNTER:
+ * the delta is folded in.
+ */
+static void oplog_apply(struct oplog_type *type, struct oplog_obj *obj,
+			struct list_head *batch, long delta)
+{
+	const struct oplog_type_ops *ops = type->ops;
+	struct oplog_op *op, *next;
+	long applied = 0, absorbed = 0;
+
+	if (!oplog_has_list(type)) {
+		if (delta)
+			ops->fold(obj, delta);
+		return;
+	}
+	if (list_empty(batch))
+		return;
+	if (type->kind == OPLOG_ORDERED)
+		list_sort(NULL, batch, oplog_cmp_ts);
+	else
+		list_sort(NULL, batch, oplog_cmp_key_ts);
+
+	while (!list_empty(batch)) {
+		op = list_first_entry(batch, struct oplog_op, node);
+		list_del(&op->node);
+		if ((type->flags & OPLOG_GLOBAL_ABSORB) && op->code == OPLOG_ADD &&
+		    !list_empty(batch)) {
+			next = list_first_entry(batch, struct oplog_op, node);
+			if (next->key == op->key && next->code == OPLOG_REMOVE) {
+				list_del(&next->node);
+				if (ops->absorb)
+					ops->absorb(obj, op, next);
+				absorbed++;
+				continue;
+			}
+		}
+		ops->exec(obj, op);
+		applied++;
+	}
+	oplog_stat(type, OPLOG_STAT_APPLIED, applied);
+	if (absorbed)
+		oplog_stat(type, OPLOG_STAT_ABSORBED_GLOBAL, absorbed);
+}
+
+/*
+ * Take @obj's operations out of @cpu's log (those up to @cutoff), and detach
+ * and return the log if @detach.  Object lock held.
+ */
+static struct oplog_log *oplog_collect(struct oplog_type *type,
+				       struct oplog_obj *obj, unsigned int cpu,
+				       u64 cutoff, bool detach,
+				       struct list_head *batch, long *delta)
+{
+	struct oplog_cache *cache = oplog_cache_of(type, cpu);
+	struct oplog_log *log;
+	unsigned int i;
+
+	if (!cache)
+		return NULL;
+	i = oplog_slot(type, obj);
+	raw_spin_lock(&cache->lock);
+	log = cache->slots[i];
+	if (!log || log->obj != obj) {
+		raw_spin_unlock(&cache->lock);
+		return NULL;
+	}
+	raw_spin_lock(&log->lock);
+	oplog_take(type, log, detach ? U64_MAX : cutoff, batch, delta);
+	if (detach) {
+		WRITE_ONCE(log->obj, NULL);
+		WRITE_ONCE(cache->slots[i], NULL);
+	}
+	raw_spin_unlock(&log->lock);
+	raw_spin_unlock(&cache->lock);
+	return detach ? log : NULL;
+}
+
+/*
+ * The body of synchronize and flush, object lock held.  @batch and @delta
+ * carry operations already taken out of a log (an evicted one); @cutoff is
+ * the timestamp up to which operations are applied (0: now).
+ */
+static void __oplog_sync(struct oplog_type *type, struct oplog_obj *obj,
+			 bool flush, struct list_head *batch, long delta,
+			 u64 cutoff)
+{
+	unsigned long cpus = READ_ONCE(obj->cpus);
+	unsigned int cpu, detached = 0;
+	struct oplog_log *log;
+
+	if (cpus) {
+		if (!cutoff)
+			cutoff = oplog_clock();
+		for_each_possible_cpu(cpu) {
+			if (!(cpus & oplog_cpu_bit(cpu)))
+				continue;
+			log = oplog_collect(type, obj, cpu, cutoff, flush,
+					    batch, &delta);
+			if (log) {
+				oplog_retire(log);
+				detached++;
+			}
+		}
+	}
+	if (flush)
+		WRITE_ONCE(obj->cpus, 0);
+	oplog_apply(type, obj, batch, delta);
+	if (type->ops->detach)
+		while (detached--)
+			type->ops->detach(obj);
+	oplog_stat(type, OPLOG_STAT_SYNCS, 1);
+	if (flush)
+		oplog_stat(type, OPLOG_STAT_FLUSHES, 1);
+}
+
+/**
+ * oplog_synchronize_locked() - apply every logged operation of an object
+ * @type: the object's type
+ * @obj: the object, locked by the caller
+ *
+ * Object::synchronize without the lock: merges the logs of every CPU that
+ * holds one for @obj and executes their operations in global timestamp
+ * order (thesis section 6.1), or folds their deltas.  Every operation whose
+ * oplog_queue() or oplog_add() returned before this call started is
+ * applied; other CPUs may keep queueing meanwhile, and what they queue stays
+ * logged, in order, for the next synchronize (thesis section 10.2).  The
+ * logs stay attached.
+ *
+ * Context: the object lock held; takes per-CPU cache and log locks (raw);
+ * calls ->exec, ->fold and ->absorb with the object lock held.  Does not
+ * sleep unless the callbacks do.
+ */
+void oplog_synchronize_locked(struct oplog_type *type, struct oplog_obj *obj)
+{
+	LIST_HEAD(batch);
+
+	__oplog_sync(type, obj, false, &batch, 0, 0);
+}
+EXPORT_SYMBOL_GPL(oplog_synchronize_locked);
+
+/**
+ * oplog_synchronize() - lock an object and apply its logged operations
+ * @type: the object's type
+ * @obj: the object
+ *
+ * Object::synchronize (thesis Fig 6-1): takes the object lock with ->lock,
+ * then does oplog_synchronize_locked().  Returns with the object locked:
+ * the caller reads the shared structure, then calls oplog_unlock().
+ *
+ * Context: whatever ->lock needs (it may sleep if ->lock does).
+ */
+void oplog_synchronize(struct oplog_type *type, struct oplog_obj *obj)
+{
+	type->ops->lock(obj);
+	oplog_synchronize_locked(type, obj);
+}
+EXPORT_SYMBOL_GPL(oplog_synchronize);
+
+/**
+ * oplog_unlock() - end a read started by oplog_synchronize()
+ * @type: the object's type
+ * @obj: the object
+ *
+ * Object::unlock (thesis Fig 6-1).  Context: the object lock held.
+ */
+void oplog_unlock(struct oplog_type *type, struct oplog_obj *obj)
+{
+	type->ops->unlock(obj);
+}
+EXPORT_SYMBOL_GPL(oplog_unlock);
+
+/**
+ * oplog_flush_locked() - apply everything and detach every log of an object
+ * @type: the object's type
+ * @obj: the object, locked by the caller
+ *
+ * Like oplog_synchronize_locked(), but takes all logged operations (also
+ * those queued concurrently) and detaches the object's log from every CPU,
+ * calling ->detach once per log.  Afterwards no CPU holds a log of @obj
+ * until the lock is dropped (attaching one needs it), so the shared state
+ * is exact: the dentry counter's kill decision relies on this (the thesis's
+ * "synchronize ... clears the bitmap", section 7).
+ *
+ * Context: the object lock held; see oplog_synchronize_locked().
+ */
+void oplog_flush_locked(struct oplog_type *type, struct oplog_obj *obj)
+{
+	LIST_HEAD(batch);
+
+	__oplog_sync(type, obj, true, &batch, 0, 0);
+}
+EXPORT_SYMBOL_GPL(oplog_flush_locked);
+
+/**
+ * oplog_flush() - flush an object before it is freed
+ * @type: the object's type
+ * @obj: the object
+ *
+ * Locks the object, does oplog_flush_locked() and unlocks it.  The caller
+ * must make sure nobody queues to @obj any more; the object may be freed as
+ * soon as this returns (retired logs never dereference it).
+ *
+ * Context: whatever ->lock needs.
+ */
+void oplog_flush(struct oplog_type *type, struct oplog_obj *obj)
+{
+	type->ops->lock(obj);
+	oplog_flush_locked(type, obj);
+	type->ops->unlock(obj);
+}
+EXPORT_SYMBOL_GPL(oplog_flush);
+
+/*
+ * Append to @log (its lock held): the thesis's Queue::append.  Returns
+ * false if the log is full.  With local absorption, a remove whose item was
+ * added in this same log cancels the add; *@absorbed gets the add.
+ */
+static bool oplog_append(struct oplog_type *type, struct oplog_cache *cache,
+			 struct oplog_log *log, struct oplog_op *op, long delta,
+			 struct oplog_op **absorbed)
+{
+	struct oplog_op *prev;
+
+	if (!oplog_has_list(type)) {
+		log->delta += delta;
+		goto done;
+	}
+	if ((type->flags & OPLOG_LOCAL_ABSORB) && op->code == OPLOG_REMOVE) {
+		list_for_each_entry_reverse(prev, &log->ops, node) {
+			if (prev->key != op->key)
+				continue;
+			if (prev->code == OPLOG_ADD) {
+				list_del(&prev->node);
+				log->len--;
+				*absorbed = prev;
+				goto done;
+			}
+			break;
+		}
+	}
+	if (log->len >= type->max_len)
+		return false;
+	op->ts = oplog_clock();
+	list_add_tail(&op->node, &log->ops);
+	log->len++;
+done:
+	if (!log->referenced)
+		log->referenced = true;
+	local_inc(&cache->stats[OPLOG_STAT_QUEUED]);
+	return true;
+}
+
+static void oplog_absorbed(struct oplog_type *type, struct oplog_obj *obj,
+			   struct oplog_op *add, struct oplog_op *remove)
+{
+	if (type->ops->absorb)
+		type->ops->absorb(obj, add, remove);
+	oplog_stat(type, OPLOG_STAT_ABSORBED_LOCAL, 1);
+}
+
+/* The hit path: this CPU already has a log of @obj with room in it. */
+static __always_inline bool oplog_hit(struct oplog_type *type,
+				      struct oplog_obj *obj,
+				      struct oplog_op *op, long delta,
+				      struct oplog_op **absorbed)
+{
+	struct oplog_cache *cache;
+	struct oplog_log *log;
+	bool done = false;
+
+	preempt_disable();
+	cache = clustered_rep(&type->caches);
+	if (likely(cache)) {
+		log = READ_ONCE(cache->slots[oplog_slot(type, obj)]);
+		if (likely(log)) {
+			raw_spin_lock(&log->lock);
+			if (likely(log->obj == obj))
+				done = oplog_append(type, cache, log, op, delta,
+						    absorbed);
+			raw_spin_unlock(&log->lock);
+			if (done)
+				local_inc(&cache->stats[OPLOG_STAT_HITS]);
+		}
+	}
+	preempt_enable();
+	return done;
+}
+
+/*
+ * Apply @op (or @delta) at once: stamp it, apply everything stamped before
+ * it, then execute it, so that timestamp order holds.
+ */
+static void oplog_direct(struct oplog_type *type, struct oplog_obj *obj,
+			 struct oplog_op *op, long delta)
+{
+	LIST_HEAD(batch);
+
+	if (oplog_has_list(type)) {
+		op->ts = oplog_clock();
+		__oplog_sync(type, obj, false, &batch, 0, op->ts);
+		type->ops->exec(obj, op);
+	} else {
+		__oplog_sync(type, obj, false, &batch, 0, 0);
+		if (delta)
+			type->ops->fold(obj, delta);
+	}
+	oplog_stat(type, OPLOG_STAT_DIRECT, 1);
+}
+
+/*
+ * The miss path (thesis section 7): take the object lock, attach, and
+ * install a log in this CPU's slot, evicting the slot's victim by
+ * synchronizing it.  Falls back to applying the operation directly when the
+ * cache or a log cannot be allocated, when the victim is locked (it may be
+ * waiting for our cache lock), or when the log is full.
+ */
+static int oplog_slow(struct oplog_type *type, struct oplog_obj *obj,
+		      struct oplog_op *op, long delta)
+{
+	const struct oplog_type_ops *ops = type->ops;
+	struct oplog_log *log, *new = NULL;
+	struct oplog_op *absorbed = NULL;
+	struct oplog_obj *victim = NULL;
+	struct oplog_cache *cache;
+	LIST_HEAD(evicted);
+	bool attached = false;
+	unsigned int cpu, i;
+	long vdelta = 0;
+
+	ops->lock(obj);
+	if (ops->attach && !ops->attach(obj)) {
+		ops->unlock(obj);
+		return -ENOENT;
+	}
+	attached = true;
+	new = kmem_cache_alloc(oplog_log_cachep, GFP_NOWAIT | __GFP_NOWARN);
+
+	preempt_disable();
+	cache = clustered_rep(&type->caches);
+	if (!cache)
+		goto direct;
+	cpu = smp_processor_id();
+	local_inc(&cache->stats[OPLOG_STAT_MISSES]);
+	i = oplog_slot(type, obj);
+	raw_spin_lock(&cache->lock);
+	log = cache->slots[i];
+	if (log && log->obj == obj) {
+		/* Attached by another task meanwhile, or full. */
+		bool done;
+
+		raw_spin_lock(&log->lock);
+		done = oplog_append(type, cache, log, op, delta, &absorbed);
+		raw_spin_unlock(&log->lock);
+		raw_spin_unlock(&cache->lock);
+		if (!done) {
+			local_inc(&cache->stats[OPLOG_STAT_FULL]);
+			goto direct;
+		}
+		preempt_enable();
+		goto out;	/* keeps its attachment: undo ours */
+	}
+	if (log) {
+		victim = log->obj;
+		if (!ops->trylock(victim)) {
+			raw_spin_unlock(&cache->lock);
+			local_inc(&cache->stats[OPLOG_STAT_EVICT_BUSY]);
+			victim = NULL;
+			goto direct;
+		}
+		/* Reuse the victim's log: only this CPU reads it locklessly. */
+		raw_spin_lock(&log->lock);
+		oplog_take(type, log, U64_MAX, &evicted, &vdelta);
+		WRITE_ONCE(log->obj, obj);
+		log->referenced = false;
+		raw_spin_unlock(&log->lock);
+		if (oplog_exact_bits())
+			WRITE_ONCE(victim->cpus,
+				   victim->cpus & ~oplog_cpu_bit(cpu));
+		local_inc(&cache->stats[OPLOG_STAT_EVICTIONS]);
+	} else {
+		if (!new) {
+			raw_spin_unlock(&cache->lock);
+			goto direct;
+		}
+		log = new;
+		new = NULL;
+		raw_spin_lock_init(&log->lock);
+		lockdep_set_class(&log->lock, &type->log_key);
+		log->len = 0;
+		log->obj = obj;
+		log->type = type;
+		log->cpu = cpu;
+		log->referenced = false;
+		if (oplog_has_list(type))
+			INIT_LIST_HEAD(&log->ops);
+		else
+			log->delta = 0;
+		atomic_long_inc(&type->nr_logs);
+		atomic_long_inc(&oplog_nr_logs);
+		/* Publish the initialised log to the lockless hit path. */
+		smp_store_release(&cache->slots[i], log);
+	}
+	WRITE_ONCE(obj->cpus, obj->cpus | oplog_cpu_bit(cpu));
+	attached = false;	/* the attachment now belongs to the log */
+	raw_spin_lock(&log->lock);
+	oplog_append(type, cache, log, op, delta, &absorbed);
+	raw_spin_unlock(&log->lock);
+	raw_spin_unlock(&cache->lock);
+	preempt_enable();
+
+	if (victim) {
+		/* Thesis section 7: an evicted object is synchronized. */
+		__oplog_sync(type, victim, false, &evicted, vdelta, 0);
+		if (ops->detach)
+			ops->detach(victim);
+		ops->unlock(victim);
+	}
+	goto out;
+
+direct:
+	preempt_enable();
+	oplog_direct(type, obj, op, delta);
+out:
+	if (attached && ops->detach)
+		ops->detach(obj);
+	ops->unlock(obj);
+	if (absorbed)
+		oplog_absorbed(type, obj, absorbed, op);
+	if (new)
+		kmem_cache_free(oplog_log_cachep, new);
+	return 0;
+}
+
+/**
+ * oplog_queue() - log an update of an object (Object::queue)
+ * @type: the object's type, %OPLOG_ORDERED or %OPLOG_ABSORBING
+ * @obj: the object
+ * @op: the operation, embedded in the caller's memory; for an absorbing
+ *	type, @op->key and @op->code must be set
+ *
+ * Stamps @op with oplog_clock() and appends it to this CPU's log of @obj.
+ * The hit path takes only that log's lock, a cache line no other CPU writes
+ * until somebody synchronizes @obj (thesis section 5.3).  A miss takes the
+ * object lock to attach a log, evicting another object from the slot by
+ * synchronizing it; a full log synchronizes @obj.  When no log can be had
+ * (no memory in this context, a busy victim, a full log), @op is executed at
+ * once, after every operation logged before it.  With local absorption, a
+ * remove that finds the add of its item in this CPU's log cancels it: both
+ * go back through ->absorb and nothing is logged.
+ *
+ * Context: task context (the per-CPU locks are not interrupt-safe); whatever
+ * ->lock needs on a miss.  Allocates with GFP_NOWAIT on a miss only.
+ * Return: 0 if @op was logged, absorbed or executed; -ENOENT if ->attach
+ * refused (@op is untouched and still the caller's).
+ */
+int oplog_queue(struct oplog_type *type, struct oplog_obj *obj,
+		struct oplog_op *op)
+{
+	struct oplog_op *absorbed = NULL;
+
+	if (WARN_ON_ONCE(!oplog_has_list(type)))
+		return -EINVAL;
+	if (likely(oplog_hit(type, obj, op, 0, &absorbed))) {
+		if (absorbed)
+			oplog_absorbed(type, obj, absorbed, op);
+		return 0;
+	}
+	return oplog_slow(type, obj, op, 0);
+}
+EXPORT_SYMBOL_GPL(oplog_queue);
+
+/**
+ * oplog_add() - add to a distributed counter (CounterQueue::push)
+ * @type: the object's type, %OPLOG_COUNTER
+ * @obj: the object
+ * @delta: the signed amount
+ *
+ * Adds @delta to this CPU's delta for @obj; a synchronize folds the sum of
+ * every CPU's delta into the shared counter with ->fold (thesis section
+ * 6.2).  No timestamps and no log entries: the updates commute.  A miss
+ * attaches a log as oplog_queue() does; without one, @delta is folded at
+ * once under the object lock.
+ *
+ * Context: as oplog_queue().
+ * Return: 0, or -ENOENT if ->attach refused (nothing was added).
+ */
+int oplog_add(struct oplog_type *type, struct oplog_obj *obj, long delta)
+{
+	if (WARN_ON_ONCE(oplog_has_list(type)))
+		return -EINVAL;
+	if (likely(oplog_hit(type, obj, NULL, delta, NULL)))
+		return 0;
+	return oplog_slow(type, obj, NULL, delta);
+}
+EXPORT_SYMBOL_GPL(oplog_add);
+
+/*
+ * Detach @cpu's logs: all of them (the CPU died), or those not used since
+ * the last pass (the shrinker; at most *@budget of them).  Each victim is
+ * trylocked under the cache lock, which keeps it alive, then synchronized
+ * with its lock held.  Returns the number of logs detached.
+ */
+static unsigned long oplog_evict_cpu(struct oplog_type *type, unsigned int cpu,
+				     bool idle_only, unsigned long budget)
+{
+	struct oplog_cache *cache = oplog_cache_of(type, cpu);
+	const struct oplog_type_ops *ops = type->ops;
+	unsigned long done = 0;
+	struct oplog_log *log;
+	struct oplog_obj *obj;
+	unsigned int i;
+	LIST_HEAD(batch);
+	long delta;
+
+	if (!cache)
+		return 0;
+	for (i = 0; i < type->nr_slots && done < budget; i++) {
+retry:
+		raw_spin_lock(&cache->lock);
+		log = cache->slots[i];
+		if (!log) {
+			raw_spin_unlock(&cache->lock);
+			continue;
+		}
+		if (idle_only) {
+			bool used;
+
+			raw_spin_lock(&log->lock);
+			used = log->referenced;
+			log->referenced = false;
+			raw_spin_unlock(&log->lock);
+			if (used) {
+				raw_spin_unlock(&cache->lock);
+				continue;
+			}
+		}
+		obj = log->obj;
+		if (!ops->trylock(obj)) {
+			raw_spin_unlock(&cache->lock);
+			if (idle_only)
+				continue;
+			cond_resched();
+			goto retry;
+		}
+		raw_spin_unlock(&cache->lock);
+
+		delta = 0;
+		log = oplog_collect(type, obj, cpu, U64_MAX, true, &batch,
+				    &delta);
+		if (log) {
+			if (oplog_exact_bits())
+				WRITE_ONCE(obj->cpus,
+					   obj->cpus & ~oplog_cpu_bit(cpu));
+			oplog_retire(log);
+			__oplog_sync(type, obj, false, &batch, delta, 0);
+			if (ops->detach)
+				ops->detach(obj);
+			done++;
+		}
+		ops->unlock(obj);
+		cond_resched();
+	}
+	return done;
+}
+
+/* ---- log caches: the clustered object ---- */
+
+static void *oplog_cache_miss(struct clustered_obj *co, unsigned int cpu,
+			      gfp_t gfp)
+{
+	struct oplog_type *type = container_of(co, struct oplog_type, caches);
+	struct oplog_cache *cache;
+
+	cache = kzalloc_node(struct_size(cache, slots, type->nr_slots), gfp,
+			     cpu_to_node(cpu));
+	if (!cache)
+		return NULL;
+	raw_spin_lock_init(&cache->lock);
+	lockdep_set_class(&cache->lock, &type->cache_key);
+	cache->cpu = cpu;
+	return cache;
+}
+
+static void oplog_cache_free(struct clustered_obj *co, void *rep)
+{
+	kfree(rep);
+}
+
+static void oplog_cache_release(struct clustered_obj *co)
+{
+	complete(&container_of(co, struct oplog_type, caches)->released);
+}
+
+static const struct clustered_ops oplog_cache_ops = {
+	.miss		= oplog_cache_miss,
+	.free_rep	= oplog_cache_free,
+	.release	= oplog_cache_release,
+};
+
+/* ---- debugfs ---- */
+
+static int oplog_stats_show(struct seq_file *m, void *v)
+{
+	static const char * const kinds[] = {
+		[OPLOG_ORDERED] = "ordered", [OPLOG_COUNTER] = "counter",
+		[OPLOG_ABSORBING] = "absorbing",
+	};
+	struct oplog_type *type = m->private;
+	long sum[OPLOG_NR_STATS] = { };
+	struct oplog_cache *cache;
+	unsigned int cpu, s, caches = 0;
+
+	for_each_possible_cpu(cpu) {
+		cache = oplog_cache_of(type, cpu);
+		if (!cache)
+			continue;
+		caches++;
+		for (s = 0; s < OPLOG_NR_STATS; s++)
+			sum[s] += local_read(&cache->stats[s]);
+	}
+	seq_printf(m, "kind %s\nclock %s\nslots %u\nmax_len %u\ncaches %u\nlogs %ld\n",
+		   kinds[type->kind], oplog_clock_is_tsc() ? "tsc" : "seq",
+		   type->nr_slots, type->max_len, caches,
+		   atomic_long_read(&type->nr_logs));
+	seq_printf(m, "log_bytes %u\ncache_bytes %zu\n",
+		   kmem_cache_size(oplog_log_cachep),
+		   struct_size(cache, slots, type->nr_slots));
+	for (s = 0; s < OPLOG_NR_STATS; s++)
+		seq_printf(m, "%s %ld\n", oplog_stat_names[s], sum[s]);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(oplog_stats);
+
+/* ---- registration ---- */
+
+/**
+ * oplog_type_register() - set up a type and its per-CPU log caches
+ * @type: a statically allocated type with @name, @kind, @ops and optionally
+ *	@nr_slots, @max_len and @flags set
+ *
+ * Creates the type's log caches as a per-CPU clustered object: a CPU gets
+ * its cache (8 bytes per slot, plus a header) on its first operation.
+ *
+ * Context: process context, may sleep; after core_initcall.
+ * Return: 0; -EINVAL for missing callbacks, @nr_slots not a power of two or
+ * above 2^20, @max_len above 65536, or absorption flags on a type that is
+ * not %OPLOG_ABSORBING; -EAGAIN before OpLog is initialised; -ENOMEM.
+ */
+int oplog_type_register(struct oplog_type *type)
+{
+	const struct oplog_type_ops *ops = type->ops;
+	int ret;
+
+	if (!READ_ONCE(oplog_ready))
+		return -EAGAIN;
+	if (!ops || !ops->lock || !ops->trylock || !ops->unlock ||
+	    type->kind > OPLOG_ABSORBING)
+		return -EINVAL;
+	if (oplog_has_list(type) ? !ops->exec : !ops->fold)
+		return -EINVAL;
+	if (type->flags & ~(OPLOG_LOCAL_ABSORB | OPLOG_GLOBAL_ABSORB) ||
+	    (type->flags && type->kind != OPLOG_ABSORBING))
+		return -EINVAL;
+	if (!type->nr_slots)
+		type->nr_slots = OPLOG_DEFAULT_SLOTS;
+	if (!type->max_len)
+		type->max_len = OPLOG_DEFAULT_MAX_LEN;
+	if (!is_power_of_2(type->nr_slots) || type->nr_slots > (1U << 20) ||
+	    type->max_len > 65536)
+		return -EINVAL;
+	type->slot_bits = ilog2(type->nr_slots);
+	atomic_long_set(&type->nr_logs, 0);
+	init_completion(&type->released);
+
+	ret = clustered_init(&type->caches, &oplog_cache_ops,
+			     CLUSTERED_PER_CPU, GFP_KERNEL);
+	if (ret)
+		return ret;
+	mutex_lock(&oplog_types_lock);
+	list_add_tail(&type->list, &oplog_types);
+	mutex_unlock(&oplog_types_lock);
+	type->debugfs = debugfs_create_dir(type->name ?: "unnamed",
+					   oplog_debugfs_root);
+	debugfs_create_file("stats", 0444, type->debugfs, type,
+			    &oplog_stats_fops);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(oplog_type_register);
+
+/**
+ * oplog_type_unregister() - tear down a type
+ * @type: a registered type
+ *
+ * Every object of the type must have been flushed (oplog_flush()) and no
+ * CPU may queue to the type any more.  Waits for retired logs to be freed,
+ * then destroys the log caches through the clustered object's phased
+ * destruction, and returns when they are gone, so @type may be registered
+ * again.  Logs left behind by an object that was not flushed are reported
+ * once and leaked rather than applied to a possibly freed object.
+ *
+ * Context: process context, sleeps (QDo and RCU barriers).
+ */
+void oplog_type_unregister(struct oplog_type *type)
+{
+	struct oplog_cache *cache;
+	unsigned int cpu, i;
+
+	mutex_lock(&oplog_types_lock);
+	list_del(&type->list);
+	mutex_unlock(&oplog_types_lock);
+	debugfs_remove_recursive(type->debugfs);
+
+	for_each_possible_cpu(cpu) {
+		cache = oplog_cache_of(type, cpu);
+		if (!cache)
+			continue;
+		for (i = 0; i < type->nr_slots; i++)
+			WARN_ONCE(cache->slots[i],
+				  "oplog: type %s unregistered with an unflushed object\n",
+				  type->name);
+	}
+	qdo_barrier();
+	rcu_barrier();
+	clustered_destroy(&type->caches);
+	wait_for_completion(&type->released);
+}
+EXPORT_SYMBOL_GPL(oplog_type_unregister);
+
+/* A CPU died: apply and detach its logs, so nothing it logged is lost. */
+static int oplog_cpu_dead(unsigned int cpu)
+{
+	struct oplog_type *type;
+
+	mutex_lock(&oplog_types_lock);
+	list_for_each_entry(type, &oplog_types, list)
+		oplog_evict_cpu(type, cpu, false, ULONG_MAX);
+	mutex_unlock(&oplog_types_lock);
+	return 0;
+}
+
+static unsigned long oplog_shrink_count(struct shrinker *s,
+					struct shrink_control *sc)
+{
+	unsigned long n = atomic_long_read(&oplog_nr_logs);
+
+	return n ?: SHRINK_EMPTY;
+}
+
+/*
+ * Free the logs nobody used since the previous pass (a clock algorithm on
+ * the referenced flag); their objects are synchronized first.  No
+ * cpus_read_lock() here (reclaim may run under the hotplug lock): a CPU
+ * that dies meanwhile is drained by oplog_cpu_dead(), which waits for the
+ * mutex we hold.
+ */
+static unsigned long oplog_shrink_scan(struct shrinker *s,
+				       struct shrink_control *sc)
+{
+	unsigned long freed = 0;
+	struct oplog_type *type;
+	unsigned int cpu;
+
+	if (!mutex_trylock(&oplog_types_lock))
+		return SHRINK_STOP;
+	list_for_each_entry(type, &oplog_types, list) {
+		for_each_possible_cpu(cpu) {
+			freed += oplog_evict_cpu(type, cpu, true,
+						 sc->nr_to_scan - freed);
+			if (freed >= sc->nr_to_scan)
+				break;
+		}
+		if (freed >= sc->nr_to_scan)
+			break;
+	}
+	mutex_unlock(&oplog_types_lock);
+	return freed;
+}
+
+static int __init oplog_init(void)
+{
+	struct shrinker *shrinker;
+	int ret;
+
+	oplog_clock_init();
+	oplog_log_cachep = KMEM_CACHE(oplog_log, SLAB_HWCACHE_ALIGN | SLAB_PANIC);
+	ret = cpuhp_setup_state_nocalls(CPUHP_BP_PREPARE_DYN, "oplog:dead",
+					NULL, oplog_cpu_dead);
+	if (ret < 0)
+		pr_warn("no CPU hotplug callback (%d): offline CPUs keep their logs\n",
+			ret);
+	shrinker = shrinker_alloc(0, "oplog");
+	if (shrinker) {
+		shrinker->count_objects = oplog_shrink_count;
+		shrinker->scan_objects = oplog_shrink_scan;
+		shrinker->seeks = DEFAULT_SEEKS;
+		shrinker_register(shrinker);
+	}
+	oplog_debugfs_root = debugfs_create_dir("oplog", NULL);
+	WRITE_ONCE(oplog_ready, true);
+	return 0;
+}
+core_initcall(oplog_init);
