@@ -774,7 +774,7 @@ static void oplog_test_refuse(struct kunit *test)
 /* ---------------------------------------------------------------- stress */
 
 #define ST_OBJS		4
-#define ST_MAX_OPS	16384
+#define ST_MAX_OPS	65536
 #define ST_NS		(1000 * NSEC_PER_MSEC)
 
 struct st_thread {
