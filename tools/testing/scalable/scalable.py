@@ -31,7 +31,7 @@ PATCHES = os.path.join(TOP, 'patches')
 FLAVOURS = ('release', 'debug')
 SELFTEST_TARGETS = ('scalable',)
 BENCHMARKS = ('stat_bench', 'fork_bench', 'fork_truncate', 'inotify_bench', 'ast_bench',
-	      'qdo_latency', 'counter_bench')
+	      'qdo_latency', 'counter_bench', 'oplog_list')
 
 # Debian packages the harness needs, with a file that proves each present.
 PACKAGES = {

@@ -1,0 +1,982 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for OpLog (lib/oplog.c, include/linux/oplog.h): operations
+ * queued from several CPUs and by a task that migrates between two queue
+ * calls are applied in timestamp order; counter logs sum; local and global
+ * absorption; eviction on a slot conflict (also with a busy victim); a
+ * full log synchronizes; a flush detaches every log; a dying CPU's logs
+ * are applied; an attach refusal logs nothing; and a concurrent queue +
+ * synchronize stress that checks every operation ran exactly once and in
+ * per-thread order (run by the debug kernel under lockdep and KASAN).
+ *
+ * After Boyd-Wickizer, "Optimizing Communication Bottlenecks in
+ * Multiprocessor Operating System Kernels", MIT PhD thesis, 2014, ch. 5-7.
+ */
+#include <kunit/test.h>
+#include <linux/completion.h>
+#include <linux/cpu.h>
+#include <linux/cpuhplock.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
+#include <linux/ktime.h>
+#include <linux/oplog.h>
+#include <linux/prandom.h>
+#include <linux/sched.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+
+#define OT_MAX_REC	256
+#define OT_WAIT		(30 * HZ)
+
+/* A logged object: records what OpLog did to it. */
+struct ot_obj {
+	struct oplog_obj	oo;
+	spinlock_t		lock;		/* the object lock */
+	struct task_struct	*owner;		/* holder of @lock */
+	bool			check_ts;	/* exec must see ts in order */
+	bool			refuse;		/* ->attach refuses */
+	u64			last_ts;
+	int			ts_errors;
+	int			unlocked_calls;	/* exec/fold without the lock */
+	int			rec[OT_MAX_REC];	/* op ids in exec order */
+	int			nr_exec;
+	long			value;		/* counter kind */
+	int			nr_folds;
+	int			nr_absorbed;
+	struct oplog_op		*absorbed_add;
+	struct oplog_op		*absorbed_remove;
+	int			attached;	/* CPUs with a log */
+	int			attach_calls;
+	int			detach_calls;
+	/* stress */
+	unsigned int		*next_seq;	/* per thread (CPU) */
+	int			order_errors;
+};
+
+struct ot_op {
+	struct oplog_op		op;
+	int			id;
+	int			nr_exec;
+	int			nr_absorbed;
+	/* stress */
+	unsigned int		thread;
+	unsigned int		seq;
+};
+
+static struct ot_obj *ot_of(struct oplog_obj *oo)
+{
+	return container_of(oo, struct ot_obj, oo);
+}
+
+static struct ot_op *ot_op_of(struct oplog_op *op)
+{
+	return container_of(op, struct ot_op, op);
+}
+
+static void ot_lock(struct oplog_obj *oo)
+	__acquires(&ot_of(oo)->lock)
+{
+	struct ot_obj *o = ot_of(oo);
+
+	spin_lock(&o->lock);
+	WRITE_ONCE(o->owner, current);
+}
+
+static bool ot_trylock(struct oplog_obj *oo)
+{
+	struct ot_obj *o = ot_of(oo);
+	/* __release(): for sparse, the lock is handed to the caller. */
+	bool locked = spin_trylock(&o->lock) ? ({ __release(&o->lock); true; }) : false;
+
+	if (locked)
+		WRITE_ONCE(o->owner, current);
+	return locked;
+}
+
+static void ot_unlock(struct oplog_obj *oo)
+	__releases(&ot_of(oo)->lock)
+{
+	struct ot_obj *o = ot_of(oo);
+
+	WRITE_ONCE(o->owner, NULL);
+	spin_unlock(&o->lock);
+}
+
+/* Does the caller hold the object lock?  Counted, and lockdep checks it. */
+static bool ot_held(struct ot_obj *o)
+{
+	lockdep_assert_held(&o->lock);
+	return READ_ONCE(o->owner) == current;
+}
+
+static void ot_exec(struct oplog_obj *oo, struct oplog_op *op)
+{
+	struct ot_obj *o = ot_of(oo);
+	struct ot_op *t = ot_op_of(op);
+
+	if (!ot_held(o))
+		o->unlocked_calls++;
+	if (o->check_ts) {
+		if (op->ts < o->last_ts)
+			o->ts_errors++;
+		o->last_ts = op->ts;
+	}
+	if (o->next_seq) {
+		if (t->seq != o->next_seq[t->thread])
+			o->order_errors++;
+		o->next_seq[t->thread] = t->seq + 1;
+	}
+	if (o->nr_exec < OT_MAX_REC)
+		o->rec[o->nr_exec] = t->id;
+	o->nr_exec++;
+	t->nr_exec++;
+}
+
+static void ot_fold(struct oplog_obj *oo, long delta)
+{
+	struct ot_obj *o = ot_of(oo);
+
+	if (!ot_held(o))
+		o->unlocked_calls++;
+	o->value += delta;
+	o->nr_folds++;
+}
+
+/* Local absorption calls this without the object lock: count atomically. */
+static void ot_absorb(struct oplog_obj *oo, struct oplog_op *add,
+		      struct oplog_op *remove)
+{
+	struct ot_obj *o = ot_of(oo);
+
+	WRITE_ONCE(o->absorbed_add, add);
+	WRITE_ONCE(o->absorbed_remove, remove);
+	ot_op_of(add)->nr_absorbed++;
+	ot_op_of(remove)->nr_absorbed++;
+	WRITE_ONCE(o->nr_absorbed, o->nr_absorbed + 1);
+}
+
+static bool ot_attach(struct oplog_obj *oo)
+{
+	struct ot_obj *o = ot_of(oo);
+
+	if (!ot_held(o))
+		o->unlocked_calls++;
+	o->attach_calls++;
+	if (o->refuse)
+		return false;
+	o->attached++;
+	return true;
+}
+
+static void ot_detach(struct oplog_obj *oo)
+{
+	struct ot_obj *o = ot_of(oo);
+
+	if (!ot_held(o))
+		o->unlocked_calls++;
+	o->detach_calls++;
+	o->attached--;
+}
+
+static const struct oplog_type_ops ot_ops = {
+	.lock		= ot_lock,
+	.trylock	= ot_trylock,
+	.unlock		= ot_unlock,
+	.exec		= ot_exec,
+	.fold		= ot_fold,
+	.absorb		= ot_absorb,
+	.attach		= ot_attach,
+	.detach		= ot_detach,
+};
+
+static struct oplog_type ot_ordered = {
+	.name = "kunit_ordered", .kind = OPLOG_ORDERED, .ops = &ot_ops,
+	.nr_slots = 16,
+};
+
+static struct oplog_type ot_counter = {
+	.name = "kunit_counter", .kind = OPLOG_COUNTER, .ops = &ot_ops,
+	.nr_slots = 16,
+};
+
+static struct oplog_type ot_local = {
+	.name = "kunit_local", .kind = OPLOG_ABSORBING, .ops = &ot_ops,
+	.nr_slots = 16, .flags = OPLOG_LOCAL_ABSORB | OPLOG_GLOBAL_ABSORB,
+};
+
+static struct oplog_type ot_global = {
+	.name = "kunit_global", .kind = OPLOG_ABSORBING, .ops = &ot_ops,
+	.nr_slots = 16, .flags = OPLOG_GLOBAL_ABSORB,
+};
+
+static struct oplog_type ot_noabsorb = {
+	.name = "kunit_noabsorb", .kind = OPLOG_ABSORBING, .ops = &ot_ops,
+	.nr_slots = 16,
+};
+
+static struct oplog_type ot_oneslot = {
+	.name = "kunit_oneslot", .kind = OPLOG_ORDERED, .ops = &ot_ops,
+	.nr_slots = 1,
+};
+
+#define OT_SHORT_LEN	4
+
+static struct oplog_type ot_short = {
+	.name = "kunit_short", .kind = OPLOG_ORDERED, .ops = &ot_ops,
+	.nr_slots = 16, .max_len = OT_SHORT_LEN,
+};
+
+/* Few slots and short logs: evictions and full logs all the time. */
+static struct oplog_type ot_stress = {
+	.name = "kunit_stress", .kind = OPLOG_ORDERED, .ops = &ot_ops,
+	.nr_slots = 2, .max_len = 8,
+};
+
+static struct oplog_type *ot_types[] = {
+	&ot_ordered, &ot_counter, &ot_local, &ot_global, &ot_noabsorb,
+	&ot_oneslot, &ot_short, &ot_stress,
+};
+
+/* A second lock class, for an object whose lock the test holds itself. */
+static struct lock_class_key ot_held_key;
+
+static struct ot_obj *ot_new(struct kunit *test, bool check_ts)
+{
+	struct ot_obj *o = kunit_kzalloc(test, sizeof(*o), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, o);
+	oplog_obj_init(&o->oo);
+	spin_lock_init(&o->lock);
+	o->check_ts = check_ts;
+	return o;
+}
+
+static struct ot_op *ot_ops_new(struct kunit *test, int n)
+{
+	struct ot_op *ops = kunit_kcalloc(test, n, sizeof(*ops), GFP_KERNEL);
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, ops);
+	for (i = 0; i < n; i++)
+		ops[i].id = i;
+	return ops;
+}
+
+/* Flush, then check that every attach was undone and no CPU holds a log. */
+static void ot_flush_check(struct kunit *test, struct oplog_type *type,
+			   struct ot_obj *o)
+{
+	oplog_flush(type, &o->oo);
+	KUNIT_EXPECT_EQ(test, o->attached, 0);
+	KUNIT_EXPECT_EQ(test, o->detach_calls, o->attach_calls);
+	KUNIT_EXPECT_EQ(test, o->oo.cpus, 0UL);
+	KUNIT_EXPECT_FALSE(test, oplog_obj_has_logs(&o->oo));
+	KUNIT_EXPECT_EQ(test, o->unlocked_calls, 0);
+	KUNIT_EXPECT_EQ(test, o->ts_errors, 0);
+}
+
+/* Every op executed exactly once, in id order. */
+static void ot_expect_order(struct kunit *test, struct ot_obj *o,
+			    struct ot_op *ops, int n)
+{
+	int i;
+
+	KUNIT_EXPECT_EQ(test, o->nr_exec, n);
+	for (i = 0; i < n && i < o->nr_exec && i < OT_MAX_REC; i++)
+		KUNIT_EXPECT_EQ_MSG(test, o->rec[i], i, "exec position %d", i);
+	for (i = 0; i < n; i++)
+		KUNIT_EXPECT_EQ_MSG(test, ops[i].nr_exec, 1, "op %d", i);
+}
+
+struct ot_call {
+	struct oplog_type	*type;
+	struct ot_obj		*o;
+	struct oplog_op		*op;
+	long			delta;
+};
+
+static long ot_queue_fn(void *arg)
+{
+	struct ot_call *c = arg;
+
+	return oplog_queue(c->type, &c->o->oo, c->op);
+}
+
+static long ot_add_fn(void *arg)
+{
+	struct ot_call *c = arg;
+
+	return oplog_add(c->type, &c->o->oo, c->delta);
+}
+
+/* oplog_queue() from a kworker bound to @cpu; returns its result. */
+static int ot_queue_on(unsigned int cpu, struct oplog_type *type,
+		       struct ot_obj *o, struct ot_op *op)
+{
+	struct ot_call c = { .type = type, .o = o, .op = &op->op };
+
+	return work_on_cpu(cpu, ot_queue_fn, &c);
+}
+
+static int ot_add_on(unsigned int cpu, struct oplog_type *type,
+		     struct ot_obj *o, long delta)
+{
+	struct ot_call c = { .type = type, .o = o, .delta = delta };
+
+	return work_on_cpu(cpu, ot_add_fn, &c);
+}
+
+/* Move the test task to @cpu (set_cpus_allowed_ptr() migrates it now). */
+static void ot_pin(struct kunit *test, unsigned int cpu)
+{
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(cpu)), 0);
+	KUNIT_EXPECT_EQ(test, raw_smp_processor_id(), (int)cpu);
+}
+
+static void ot_unpin(void)
+{
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+}
+
+static void ot_set_op(struct ot_op *op, unsigned int code, unsigned long key)
+{
+	op->op.code = code;
+	op->op.key = key;
+}
+
+/*
+ * A causal chain of operations hops from CPU to CPU (each queue call
+ * completes before the next starts on another CPU): synchronize applies
+ * them in chain order, with increasing timestamps, under the object lock.
+ */
+static void oplog_test_order_cpus(struct kunit *test)
+{
+	unsigned int cpus[4], nr = 0, cpu;
+	struct ot_obj *o = ot_new(test, true);
+	const int n = 48;
+	struct ot_op *ops = ot_ops_new(test, n);
+	int i;
+
+	for_each_online_cpu(cpu) {
+		if (nr == ARRAY_SIZE(cpus))
+			break;
+		cpus[nr++] = cpu;
+	}
+	for (i = 0; i < n; i++)
+		KUNIT_EXPECT_EQ(test, ot_queue_on(cpus[i % nr], &ot_ordered, o, &ops[i]), 0);
+	KUNIT_EXPECT_EQ(test, o->nr_exec, 0);
+	KUNIT_EXPECT_EQ(test, o->attached, (int)nr);
+	KUNIT_EXPECT_TRUE(test, oplog_obj_has_logs(&o->oo));
+	for (i = 1; i < n; i++)
+		KUNIT_EXPECT_LT_MSG(test, ops[i - 1].op.ts, ops[i].op.ts, "op %d", i);
+
+	oplog_synchronize(&ot_ordered, &o->oo);
+	KUNIT_EXPECT_PTR_EQ(test, READ_ONCE(o->owner), current);
+	ot_expect_order(test, o, ops, n);
+	oplog_unlock(&ot_ordered, &o->oo);
+
+	/* Nothing is applied twice. */
+	oplog_synchronize(&ot_ordered, &o->oo);
+	KUNIT_EXPECT_EQ(test, o->nr_exec, n);
+	oplog_unlock(&ot_ordered, &o->oo);
+	ot_flush_check(test, &ot_ordered, o);
+}
+
+/*
+ * The thesis's example (section 5.1): a task queues on one CPU, migrates,
+ * queues on another; the later operation must run after the earlier one.
+ */
+static void oplog_test_migrate(struct kunit *test)
+{
+	struct ot_obj *o = ot_new(test, true), *s = ot_new(test, false);
+	const int n = 16;
+	struct ot_op *ops = ot_ops_new(test, n), *sops = ot_ops_new(test, 4);
+	unsigned int a, b;
+	int i;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	a = cpumask_first(cpu_online_mask);
+	b = cpumask_next(a, cpu_online_mask);
+	for (i = 0; i < n; i++) {
+		ot_pin(test, i % 2 ? b : a);
+		KUNIT_EXPECT_EQ(test, oplog_queue(&ot_ordered, &o->oo, &ops[i].op), 0);
+	}
+
+	/* Add on a, migrate, remove on b, add again on a: one item, in order. */
+	ot_set_op(&sops[0], OPLOG_ADD, 1);
+	ot_set_op(&sops[1], OPLOG_REMOVE, 1);
+	ot_set_op(&sops[2], OPLOG_ADD, 1);
+	ot_pin(test, a);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_noabsorb, &s->oo, &sops[0].op), 0);
+	ot_pin(test, b);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_noabsorb, &s->oo, &sops[1].op), 0);
+	ot_pin(test, a);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_noabsorb, &s->oo, &sops[2].op), 0);
+	ot_unpin();
+
+	oplog_synchronize(&ot_ordered, &o->oo);
+	ot_expect_order(test, o, ops, n);
+	oplog_unlock(&ot_ordered, &o->oo);
+	oplog_synchronize(&ot_noabsorb, &s->oo);
+	ot_expect_order(test, s, sops, 3);
+	KUNIT_EXPECT_EQ(test, s->nr_absorbed, 0);
+	oplog_unlock(&ot_noabsorb, &s->oo);
+	ot_flush_check(test, &ot_ordered, o);
+	ot_flush_check(test, &ot_noabsorb, s);
+}
+
+/* Counter logs: per-CPU deltas, summed into the object by ->fold. */
+static void oplog_test_counter(struct kunit *test)
+{
+	struct ot_obj *o = ot_new(test, false);
+	unsigned int cpu, nr = 0;
+	long expect = 0;
+	int round;
+
+	for (round = 0; round < 2; round++) {
+		for_each_online_cpu(cpu) {
+			long d = (long)cpu + 1 + round * 100;
+
+			KUNIT_EXPECT_EQ(test, ot_add_on(cpu, &ot_counter, o, d), 0);
+			KUNIT_EXPECT_EQ(test, ot_add_on(cpu, &ot_counter, o, d), 0);
+			KUNIT_EXPECT_EQ(test, ot_add_on(cpu, &ot_counter, o, -1), 0);
+			expect += 2 * d - 1;
+			if (!round)
+				nr++;
+		}
+		KUNIT_EXPECT_EQ(test, oplog_add(&ot_counter, &o->oo, -7), 0);
+		expect -= 7;
+		/* Nothing reaches the shared value before a synchronize. */
+		if (!round)
+			KUNIT_EXPECT_EQ(test, o->value, 0L);
+		oplog_synchronize(&ot_counter, &o->oo);
+		KUNIT_EXPECT_EQ(test, o->value, expect);
+		KUNIT_EXPECT_GT(test, o->nr_folds, 0);
+		oplog_unlock(&ot_counter, &o->oo);
+	}
+	KUNIT_EXPECT_LE(test, o->attached, (int)nr);
+	KUNIT_EXPECT_EQ(test, o->nr_exec, 0);
+	ot_flush_check(test, &ot_counter, o);
+	KUNIT_EXPECT_EQ(test, o->value, expect);
+}
+
+/*
+ * Local absorption: an add and a remove of one item in this CPU's log
+ * cancel at queue time; ->absorb gets both, nothing is executed.
+ */
+static void oplog_test_local_absorb(struct kunit *test)
+{
+	struct ot_obj *o = ot_new(test, false);
+	struct ot_op *ops = ot_ops_new(test, 4);
+
+	ot_pin(test, cpumask_first(cpu_online_mask));
+	ot_set_op(&ops[0], OPLOG_ADD, 1);
+	ot_set_op(&ops[1], OPLOG_REMOVE, 1);
+	ot_set_op(&ops[2], OPLOG_ADD, 2);
+	ot_set_op(&ops[3], OPLOG_REMOVE, 3);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_local, &o->oo, &ops[0].op), 0);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(o->nr_absorbed), 0);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_local, &o->oo, &ops[1].op), 0);
+	/* Absorbed at queue time, before any synchronize. */
+	KUNIT_EXPECT_EQ(test, READ_ONCE(o->nr_absorbed), 1);
+	KUNIT_EXPECT_PTR_EQ(test, o->absorbed_add, &ops[0].op);
+	KUNIT_EXPECT_PTR_EQ(test, o->absorbed_remove, &ops[1].op);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_local, &o->oo, &ops[2].op), 0);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_local, &o->oo, &ops[3].op), 0);
+	ot_unpin();
+	KUNIT_EXPECT_EQ(test, o->nr_exec, 0);
+
+	oplog_synchronize(&ot_local, &o->oo);
+	KUNIT_EXPECT_EQ(test, o->nr_absorbed, 1);
+	KUNIT_EXPECT_EQ(test, o->nr_exec, 2);
+	KUNIT_EXPECT_EQ(test, ops[0].nr_exec + ops[1].nr_exec, 0);
+	KUNIT_EXPECT_EQ(test, ops[0].nr_absorbed, 1);
+	KUNIT_EXPECT_EQ(test, ops[1].nr_absorbed, 1);
+	KUNIT_EXPECT_EQ(test, ops[2].nr_exec, 1);
+	KUNIT_EXPECT_EQ(test, ops[3].nr_exec, 1);
+	oplog_unlock(&ot_local, &o->oo);
+	ot_flush_check(test, &ot_local, o);
+}
+
+/*
+ * Global absorption: an add on one CPU and a remove of the same item on
+ * another cancel at synchronize; a remove followed by an add does not
+ * cancel, nor does a pair split by a synchronize, nor a type without the
+ * flag.
+ */
+static void oplog_test_global_absorb(struct kunit *test)
+{
+	struct ot_obj *g = ot_new(test, false), *n = ot_new(test, false);
+	struct ot_obj *l = ot_new(test, false);
+	struct ot_op *gops = ot_ops_new(test, 6), *nops = ot_ops_new(test, 2);
+	struct ot_op *lops = ot_ops_new(test, 2);
+	unsigned int a, b;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	a = cpumask_first(cpu_online_mask);
+	b = cpumask_next(a, cpu_online_mask);
+
+	ot_set_op(&gops[0], OPLOG_ADD, 7);
+	ot_set_op(&gops[1], OPLOG_REMOVE, 7);
+	ot_set_op(&gops[2], OPLOG_REMOVE, 8);
+	ot_set_op(&gops[3], OPLOG_ADD, 8);
+	KUNIT_EXPECT_EQ(test, ot_queue_on(a, &ot_global, g, &gops[0]), 0);
+	KUNIT_EXPECT_EQ(test, ot_queue_on(b, &ot_global, g, &gops[1]), 0);
+	KUNIT_EXPECT_EQ(test, ot_queue_on(a, &ot_global, g, &gops[2]), 0);
+	KUNIT_EXPECT_EQ(test, ot_queue_on(b, &ot_global, g, &gops[3]), 0);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(g->nr_absorbed), 0);
+	oplog_synchronize(&ot_global, &g->oo);
+	KUNIT_EXPECT_EQ(test, g->nr_absorbed, 1);
+	KUNIT_EXPECT_PTR_EQ(test, g->absorbed_add, &gops[0].op);
+	KUNIT_EXPECT_PTR_EQ(test, g->absorbed_remove, &gops[1].op);
+	KUNIT_EXPECT_EQ(test, gops[0].nr_exec + gops[1].nr_exec, 0);
+	/* Remove then add of item 8: both run, remove first. */
+	KUNIT_EXPECT_EQ(test, g->nr_exec, 2);
+	KUNIT_EXPECT_EQ(test, g->rec[0], 2);
+	KUNIT_EXPECT_EQ(test, g->rec[1], 3);
+	oplog_unlock(&ot_global, &g->oo);
+
+	/* A synchronize between the add and the remove: both execute. */
+	ot_set_op(&gops[4], OPLOG_ADD, 9);
+	ot_set_op(&gops[5], OPLOG_REMOVE, 9);
+	KUNIT_EXPECT_EQ(test, ot_queue_on(a, &ot_global, g, &gops[4]), 0);
+	oplog_synchronize(&ot_global, &g->oo);
+	KUNIT_EXPECT_EQ(test, gops[4].nr_exec, 1);
+	oplog_unlock(&ot_global, &g->oo);
+	KUNIT_EXPECT_EQ(test, ot_queue_on(b, &ot_global, g, &gops[5]), 0);
+	oplog_synchronize(&ot_global, &g->oo);
+	KUNIT_EXPECT_EQ(test, gops[5].nr_exec, 1);
+	KUNIT_EXPECT_EQ(test, g->nr_absorbed, 1);
+	oplog_unlock(&ot_global, &g->oo);
+
+	/* Without OPLOG_GLOBAL_ABSORB: add then remove, both executed. */
+	ot_set_op(&nops[0], OPLOG_ADD, 7);
+	ot_set_op(&nops[1], OPLOG_REMOVE, 7);
+	KUNIT_EXPECT_EQ(test, ot_queue_on(a, &ot_noabsorb, n, &nops[0]), 0);
+	KUNIT_EXPECT_EQ(test, ot_queue_on(b, &ot_noabsorb, n, &nops[1]), 0);
+	oplog_synchronize(&ot_noabsorb, &n->oo);
+	ot_expect_order(test, n, nops, 2);
+	KUNIT_EXPECT_EQ(test, n->nr_absorbed, 0);
+	oplog_unlock(&ot_noabsorb, &n->oo);
+
+	/* Local + global type, pair split across CPUs: absorbed at sync. */
+	ot_set_op(&lops[0], OPLOG_ADD, 5);
+	ot_set_op(&lops[1], OPLOG_REMOVE, 5);
+	KUNIT_EXPECT_EQ(test, ot_queue_on(a, &ot_local, l, &lops[0]), 0);
+	KUNIT_EXPECT_EQ(test, ot_queue_on(b, &ot_local, l, &lops[1]), 0);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(l->nr_absorbed), 0);
+	oplog_synchronize(&ot_local, &l->oo);
+	KUNIT_EXPECT_EQ(test, l->nr_absorbed, 1);
+	KUNIT_EXPECT_EQ(test, l->nr_exec, 0);
+	oplog_unlock(&ot_local, &l->oo);
+
+	ot_flush_check(test, &ot_global, g);
+	ot_flush_check(test, &ot_noabsorb, n);
+	ot_flush_check(test, &ot_local, l);
+}
+
+/*
+ * One slot per CPU: queueing for a second object evicts the first by
+ * synchronizing it.  With the victim's lock held elsewhere the eviction
+ * cannot happen and the new operation is applied directly instead.
+ */
+static void oplog_test_evict(struct kunit *test)
+{
+	struct ot_obj *a = ot_new(test, true), *b = ot_new(test, true);
+	struct ot_op *aops = ot_ops_new(test, 3), *bops = ot_ops_new(test, 1);
+
+	lockdep_set_class(&b->lock, &ot_held_key);
+	ot_pin(test, cpumask_first(cpu_online_mask));
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_oneslot, &a->oo, &aops[0].op), 0);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_oneslot, &a->oo, &aops[1].op), 0);
+	KUNIT_EXPECT_EQ(test, a->nr_exec, 0);
+	KUNIT_EXPECT_EQ(test, a->attached, 1);
+
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_oneslot, &b->oo, &bops[0].op), 0);
+	/* a was evicted: its operations ran and its log is gone. */
+	ot_expect_order(test, a, aops, 2);
+	KUNIT_EXPECT_EQ(test, a->attached, 0);
+	KUNIT_EXPECT_EQ(test, a->detach_calls, a->attach_calls);
+	KUNIT_EXPECT_FALSE(test, oplog_obj_has_logs(&a->oo));
+	KUNIT_EXPECT_EQ(test, b->nr_exec, 0);
+	KUNIT_EXPECT_EQ(test, b->attached, 1);
+
+	/* The victim b is busy: a's new operation is applied at once. */
+	ot_lock(&b->oo);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_oneslot, &a->oo, &aops[2].op), 0);
+	ot_unlock(&b->oo);
+	ot_unpin();
+	ot_expect_order(test, a, aops, 3);
+	KUNIT_EXPECT_EQ(test, b->nr_exec, 0);
+
+	oplog_synchronize(&ot_oneslot, &b->oo);
+	ot_expect_order(test, b, bops, 1);
+	oplog_unlock(&ot_oneslot, &b->oo);
+	ot_flush_check(test, &ot_oneslot, a);
+	ot_flush_check(test, &ot_oneslot, b);
+}
+
+/* A log never holds more than max_len operations: a full log synchronizes. */
+static void oplog_test_full(struct kunit *test)
+{
+	struct ot_obj *o = ot_new(test, true);
+	const int n = 3 * OT_SHORT_LEN + 1;
+	struct ot_op *ops = ot_ops_new(test, n);
+	int i;
+
+	ot_pin(test, cpumask_first(cpu_online_mask));
+	for (i = 0; i < n; i++) {
+		KUNIT_EXPECT_EQ(test, oplog_queue(&ot_short, &o->oo, &ops[i].op), 0);
+		KUNIT_EXPECT_LE_MSG(test, i + 1 - o->nr_exec, OT_SHORT_LEN, "after op %d", i);
+	}
+	ot_unpin();
+	/* Some ran without any synchronize of ours, as a prefix in order. */
+	KUNIT_EXPECT_GT(test, o->nr_exec, 0);
+	for (i = 0; i < o->nr_exec && i < n; i++)
+		KUNIT_EXPECT_EQ(test, o->rec[i], i);
+	oplog_synchronize(&ot_short, &o->oo);
+	ot_expect_order(test, o, ops, n);
+	oplog_unlock(&ot_short, &o->oo);
+	ot_flush_check(test, &ot_short, o);
+}
+
+/* Teardown: a flush applies everything and detaches every CPU's log. */
+static void oplog_test_flush(struct kunit *test)
+{
+	struct ot_obj *o = ot_new(test, true);
+	unsigned int cpu, nr = 0;
+	struct ot_op *ops = ot_ops_new(test, 2 * num_online_cpus());
+	int i = 0;
+
+	for_each_online_cpu(cpu) {
+		KUNIT_EXPECT_EQ(test, ot_queue_on(cpu, &ot_ordered, o, &ops[i]), 0);
+		i++;
+		nr++;
+	}
+	KUNIT_EXPECT_EQ(test, o->attached, (int)nr);
+	KUNIT_EXPECT_EQ(test, o->attach_calls, (int)nr);
+	KUNIT_EXPECT_NE(test, o->oo.cpus, 0UL);
+	oplog_flush(&ot_ordered, &o->oo);
+	KUNIT_EXPECT_EQ(test, o->attached, 0);
+	KUNIT_EXPECT_EQ(test, o->detach_calls, (int)nr);
+	KUNIT_EXPECT_EQ(test, o->oo.cpus, 0UL);
+	ot_expect_order(test, o, ops, i);
+
+	/* Queueing again re-attaches; the locked form leaves it locked. */
+	for_each_online_cpu(cpu) {
+		KUNIT_EXPECT_EQ(test, ot_queue_on(cpu, &ot_ordered, o, &ops[i]), 0);
+		i++;
+	}
+	KUNIT_EXPECT_EQ(test, o->attached, (int)nr);
+	ot_lock(&o->oo);
+	oplog_flush_locked(&ot_ordered, &o->oo);
+	KUNIT_EXPECT_PTR_EQ(test, READ_ONCE(o->owner), current);
+	KUNIT_EXPECT_EQ(test, o->attached, 0);
+	KUNIT_EXPECT_EQ(test, o->oo.cpus, 0UL);
+	ot_unlock(&o->oo);
+	ot_expect_order(test, o, ops, i);
+	KUNIT_EXPECT_EQ(test, o->detach_calls, 2 * (int)nr);
+	ot_flush_check(test, &ot_ordered, o);
+}
+
+/* Operations pending on a CPU that goes offline are applied, not lost. */
+static void oplog_test_hotplug(struct kunit *test)
+{
+	struct ot_obj *o = ot_new(test, true), *c = ot_new(test, false);
+	struct ot_op *ops = ot_ops_new(test, 5);
+	const unsigned int victim = 1;
+	unsigned int home;
+	int ret;
+
+	if (!IS_ENABLED(CONFIG_HOTPLUG_CPU))
+		kunit_skip(test, "needs CONFIG_HOTPLUG_CPU");
+	if (num_online_cpus() < 2 || !cpu_online(victim))
+		kunit_skip(test, "needs CPU %u online and another CPU", victim);
+	home = cpumask_first(cpu_online_mask);
+	if (home == victim)
+		home = cpumask_next(victim, cpu_online_mask);
+
+	ot_pin(test, home);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_ordered, &o->oo, &ops[0].op), 0);
+	KUNIT_EXPECT_EQ(test, ot_queue_on(victim, &ot_ordered, o, &ops[1]), 0);
+	KUNIT_EXPECT_EQ(test, ot_queue_on(victim, &ot_ordered, o, &ops[2]), 0);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_ordered, &o->oo, &ops[3].op), 0);
+	KUNIT_EXPECT_EQ(test, ot_add_on(victim, &ot_counter, c, 5), 0);
+	KUNIT_EXPECT_EQ(test, ot_add_on(victim, &ot_counter, c, 6), 0);
+	KUNIT_EXPECT_EQ(test, o->nr_exec, 0);
+
+	ret = remove_cpu(victim);
+	if (ret) {
+		ot_unpin();
+		ot_flush_check(test, &ot_ordered, o);
+		ot_flush_check(test, &ot_counter, c);
+		kunit_skip(test, "remove_cpu(%u) failed: %d", victim, ret);
+	}
+	/* The dead CPU's operations ran, after those queued before them. */
+	KUNIT_EXPECT_EQ(test, ops[1].nr_exec, 1);
+	KUNIT_EXPECT_EQ(test, ops[2].nr_exec, 1);
+	KUNIT_EXPECT_GE(test, o->nr_exec, 3);
+	KUNIT_EXPECT_EQ(test, o->rec[0], 0);
+	KUNIT_EXPECT_EQ(test, o->rec[1], 1);
+	KUNIT_EXPECT_EQ(test, o->rec[2], 2);
+	KUNIT_EXPECT_GE(test, o->detach_calls, 1);
+	KUNIT_EXPECT_EQ(test, c->value, 11L);
+	ot_lock(&o->oo);
+	KUNIT_EXPECT_FALSE(test, o->oo.cpus & BIT(victim % BITS_PER_LONG));
+	ot_unlock(&o->oo);
+
+	KUNIT_EXPECT_EQ(test, add_cpu(victim), 0);
+	KUNIT_EXPECT_EQ(test, ot_queue_on(victim, &ot_ordered, o, &ops[4]), 0);
+	ot_unpin();
+	oplog_synchronize(&ot_ordered, &o->oo);
+	ot_expect_order(test, o, ops, 5);
+	oplog_unlock(&ot_ordered, &o->oo);
+	oplog_synchronize(&ot_counter, &c->oo);
+	KUNIT_EXPECT_EQ(test, c->value, 11L);
+	oplog_unlock(&ot_counter, &c->oo);
+	ot_flush_check(test, &ot_ordered, o);
+	ot_flush_check(test, &ot_counter, c);
+}
+
+/* An attach refusal fails the queue with -ENOENT and logs nothing. */
+static void oplog_test_refuse(struct kunit *test)
+{
+	struct ot_obj *o = ot_new(test, false);
+	struct ot_op *ops = ot_ops_new(test, 2);
+
+	o->refuse = true;
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_ordered, &o->oo, &ops[0].op), -ENOENT);
+	KUNIT_EXPECT_EQ(test, o->attached, 0);
+	KUNIT_EXPECT_EQ(test, o->oo.cpus, 0UL);
+	KUNIT_EXPECT_EQ(test, o->nr_exec, 0);
+	oplog_synchronize(&ot_ordered, &o->oo);
+	KUNIT_EXPECT_EQ(test, o->nr_exec, 0);
+	KUNIT_EXPECT_EQ(test, ops[0].nr_exec, 0);
+	oplog_unlock(&ot_ordered, &o->oo);
+
+	o->refuse = false;
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_ordered, &o->oo, &ops[1].op), 0);
+	KUNIT_EXPECT_EQ(test, o->attached, 1);
+	oplog_synchronize(&ot_ordered, &o->oo);
+	KUNIT_EXPECT_EQ(test, o->nr_exec, 1);
+	KUNIT_EXPECT_EQ(test, ops[1].nr_exec, 1);
+	oplog_unlock(&ot_ordered, &o->oo);
+	oplog_flush(&ot_ordered, &o->oo);
+	KUNIT_EXPECT_EQ(test, o->attached, 0);
+	KUNIT_EXPECT_EQ(test, o->detach_calls, 1);
+	KUNIT_EXPECT_EQ(test, o->unlocked_calls, 0);
+}
+
+/* ---------------------------------------------------------------- stress */
+
+#define ST_OBJS		4
+#define ST_MAX_OPS	65536
+#define ST_NS		(1000 * NSEC_PER_MSEC)
+
+struct st_thread {
+	struct ot_obj		**objs;
+	struct ot_op		*ops;
+	unsigned int		cpu;
+	int			nr_ops;
+	int			errors;
+	unsigned int		seq[ST_OBJS];
+	u64			end;
+	struct completion	done;
+};
+
+static int st_queue_fn(void *arg)
+{
+	struct st_thread *t = arg;
+	struct rnd_state rnd;
+	int i;
+
+	prandom_seed_state(&rnd, t->cpu + 1);
+	for (i = 0; i < ST_MAX_OPS; i++) {
+		unsigned int k = prandom_u32_state(&rnd) % ST_OBJS;
+		struct ot_op *op = &t->ops[i];
+
+		if (!(i % 64)) {
+			cond_resched();
+			if (ktime_get_ns() > t->end)
+				break;
+		}
+		op->thread = t->cpu;
+		op->seq = t->seq[k]++;
+		op->id = k;
+		if (oplog_queue(&ot_stress, &t->objs[k]->oo, &op->op))
+			t->errors++;
+	}
+	t->nr_ops = i;
+	complete(&t->done);
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(1);
+	return 0;
+}
+
+struct st_sync {
+	struct ot_obj	**objs;
+	unsigned long	syncs;
+	unsigned long	flushes;
+};
+
+static int st_sync_fn(void *arg)
+{
+	struct st_sync *s = arg;
+	unsigned long i = 0;
+
+	while (!kthread_should_stop()) {
+		struct ot_obj *o = s->objs[i % ST_OBJS];
+
+		if (i % 16 == 15) {
+			oplog_flush(&ot_stress, &o->oo);
+			s->flushes++;
+		} else {
+			oplog_synchronize(&ot_stress, &o->oo);
+			s->syncs++;
+			oplog_unlock(&ot_stress, &o->oo);
+		}
+		i++;
+		cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * Every online CPU queues for about a second to a few objects of a type
+ * with two slots and eight-entry logs (evictions and full logs all the
+ * time) while another thread synchronizes and flushes them: every
+ * operation must run exactly once, each thread's operations on an object
+ * in the order it queued them.
+ */
+static void oplog_test_stress(struct kunit *test)
+{
+	struct st_thread *ts = kunit_kcalloc(test, nr_cpu_ids, sizeof(*ts), GFP_KERNEL);
+	struct task_struct **tasks = kunit_kcalloc(test, nr_cpu_ids, sizeof(*tasks),
+						   GFP_KERNEL);
+	struct ot_obj *objs[ST_OBJS];
+	struct st_sync sync = { .objs = objs };
+	struct task_struct *syncer;
+	unsigned long queued = 0, executed = 0;
+	unsigned int cpu, k;
+	int i, bad = 0;
+	u64 end;
+
+	KUNIT_ASSERT_NOT_NULL(test, ts);
+	KUNIT_ASSERT_NOT_NULL(test, tasks);
+	for (k = 0; k < ST_OBJS; k++) {
+		objs[k] = ot_new(test, false);
+		objs[k]->next_seq = kunit_kcalloc(test, nr_cpu_ids, sizeof(unsigned int),
+						  GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, objs[k]->next_seq);
+	}
+
+	end = ktime_get_ns() + ST_NS;
+	for_each_online_cpu(cpu) {
+		struct st_thread *t = &ts[cpu];
+
+		t->objs = objs;
+		t->cpu = cpu;
+		t->end = end;
+		init_completion(&t->done);
+		t->ops = kvcalloc(ST_MAX_OPS, sizeof(*t->ops), GFP_KERNEL);
+		if (!t->ops)
+			break;
+		tasks[cpu] = kthread_create_on_cpu(st_queue_fn, t, cpu, "oplog_st/%u");
+		if (IS_ERR(tasks[cpu])) {
+			tasks[cpu] = NULL;
+			break;
+		}
+		get_task_struct(tasks[cpu]);
+		wake_up_process(tasks[cpu]);
+	}
+	syncer = kthread_run(st_sync_fn, &sync, "oplog_st_sync");
+
+	for_each_possible_cpu(cpu) {
+		if (!tasks[cpu])
+			continue;
+		KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&ts[cpu].done, OT_WAIT), 0);
+		kthread_stop(tasks[cpu]);
+		put_task_struct(tasks[cpu]);
+	}
+	if (!IS_ERR(syncer))
+		kthread_stop(syncer);
+	KUNIT_EXPECT_FALSE(test, IS_ERR(syncer));
+
+	for (k = 0; k < ST_OBJS; k++)
+		ot_flush_check(test, &ot_stress, objs[k]);
+	for_each_possible_cpu(cpu) {
+		struct st_thread *t = &ts[cpu];
+
+		if (!t->ops)
+			continue;
+		KUNIT_EXPECT_EQ(test, t->errors, 0);
+		for (i = 0; i < t->nr_ops; i++)
+			if (t->ops[i].nr_exec != 1)
+				bad++;
+		queued += t->nr_ops;
+		kvfree(t->ops);
+	}
+	for (k = 0; k < ST_OBJS; k++) {
+		executed += objs[k]->nr_exec;
+		KUNIT_EXPECT_EQ(test, objs[k]->order_errors, 0);
+	}
+	KUNIT_EXPECT_EQ(test, bad, 0);
+	KUNIT_EXPECT_EQ(test, executed, queued);
+	KUNIT_EXPECT_GT(test, queued, 0UL);
+	kunit_info(test, "%lu ops queued on %u CPUs, %lu synchronizes, %lu flushes\n",
+		   queued, num_online_cpus(), sync.syncs, sync.flushes);
+}
+
+static int oplog_test_suite_init(struct kunit_suite *suite)
+{
+	int i, ret;
+
+	for (i = 0; i < ARRAY_SIZE(ot_types); i++) {
+		ret = oplog_type_register(ot_types[i]);
+		if (ret) {
+			while (i--)
+				oplog_type_unregister(ot_types[i]);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static void oplog_test_suite_exit(struct kunit_suite *suite)
+{
+	int i;
+
+	for (i = ARRAY_SIZE(ot_types) - 1; i >= 0; i--)
+		oplog_type_unregister(ot_types[i]);
+}
+
+static struct kunit_case oplog_test_cases[] = {
+	KUNIT_CASE(oplog_test_order_cpus),
+	KUNIT_CASE(oplog_test_migrate),
+	KUNIT_CASE(oplog_test_counter),
+	KUNIT_CASE(oplog_test_local_absorb),
+	KUNIT_CASE(oplog_test_global_absorb),
+	KUNIT_CASE(oplog_test_evict),
+	KUNIT_CASE(oplog_test_full),
+	KUNIT_CASE(oplog_test_flush),
+	KUNIT_CASE(oplog_test_hotplug),
+	KUNIT_CASE(oplog_test_refuse),
+	KUNIT_CASE(oplog_test_stress),
+	{}
+};
+
+static struct kunit_suite oplog_test_suite = {
+	.name = "oplog",
+	.suite_init = oplog_test_suite_init,
+	.suite_exit = oplog_test_suite_exit,
+	.test_cases = oplog_test_cases,
+};
+
+kunit_test_suite(oplog_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for OpLog per-CPU operation logs");
+MODULE_LICENSE("GPL");
