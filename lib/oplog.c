@@ -173,17 +173,19 @@ EXPORT_SYMBOL_GPL(oplog_clock_is_tsc);
 
 static void __init oplog_clock_init(void)
 {
+	bool forced = !strcmp(oplog_clock_param, "tsc");
 #ifdef CONFIG_X86_TSC
-	bool synced = boot_cpu_has(X86_FEATURE_TSC) &&
-		      boot_cpu_has(X86_FEATURE_CONSTANT_TSC) &&
+	bool synced = boot_cpu_has(X86_FEATURE_CONSTANT_TSC) &&
 		      !check_tsc_unstable();
 
-	if (!strcmp(oplog_clock_param, "tsc") ||
-	    (synced && strcmp(oplog_clock_param, "seq")))
+	/* oplog.clock=tsc: the user vouches for the TSC (e.g. QEMU TCG). */
+	if (boot_cpu_has(X86_FEATURE_TSC) &&
+	    (forced || (synced && strcmp(oplog_clock_param, "seq"))))
 		static_branch_enable(&oplog_tsc_key);
 #endif
-	pr_info("timestamps from the %s\n",
-		oplog_clock_is_tsc() ? "TSC" : "global sequence counter");
+	pr_info("timestamps from the %s%s\n",
+		oplog_clock_is_tsc() ? "TSC" : "global sequence counter",
+		forced ? " (oplog.clock=tsc)" : "");
 }
 
 /* ---- helpers ---- */
@@ -400,18 +402,20 @@ static struct oplog_log *oplog_collect(struct oplog_type *type,
 
 /*
  * The body of synchronize and flush, object lock held.  @batch and @delta
- * carry operations already taken out of a log (an evicted one).
+ * carry operations already taken out of a log (an evicted one); @cutoff is
+ * the timestamp up to which operations are applied (0: now).
  */
 static void __oplog_sync(struct oplog_type *type, struct oplog_obj *obj,
-			 bool flush, struct list_head *batch, long delta)
+			 bool flush, struct list_head *batch, long delta,
+			 u64 cutoff)
 {
 	unsigned long cpus = READ_ONCE(obj->cpus);
 	unsigned int cpu, detached = 0;
 	struct oplog_log *log;
-	u64 cutoff = 0;
 
 	if (cpus) {
-		cutoff = oplog_clock();
+		if (!cutoff)
+			cutoff = oplog_clock();
 		for_each_possible_cpu(cpu) {
 			if (!(cpus & oplog_cpu_bit(cpu)))
 				continue;
@@ -455,7 +459,7 @@ void oplog_synchronize_locked(struct oplog_type *type, struct oplog_obj *obj)
 {
 	LIST_HEAD(batch);
 
-	__oplog_sync(type, obj, false, &batch, 0);
+	__oplog_sync(type, obj, false, &batch, 0, 0);
 }
 EXPORT_SYMBOL_GPL(oplog_synchronize_locked);
 
@@ -508,7 +512,7 @@ void oplog_flush_locked(struct oplog_type *type, struct oplog_obj *obj)
 {
 	LIST_HEAD(batch);
 
-	__oplog_sync(type, obj, true, &batch, 0);
+	__oplog_sync(type, obj, true, &batch, 0, 0);
 }
 EXPORT_SYMBOL_GPL(oplog_flush_locked);
 
@@ -607,16 +611,23 @@ static __always_inline bool oplog_hit(struct oplog_type *type,
 	return done;
 }
 
-/* Apply @op (or @delta) at once, after everything logged before it. */
+/*
+ * Apply @op (or @delta) at once: stamp it, apply everything stamped before
+ * it, then execute it, so that timestamp order holds.
+ */
 static void oplog_direct(struct oplog_type *type, struct oplog_obj *obj,
 			 struct oplog_op *op, long delta)
 {
-	oplog_synchronize_locked(type, obj);
+	LIST_HEAD(batch);
+
 	if (oplog_has_list(type)) {
 		op->ts = oplog_clock();
+		__oplog_sync(type, obj, false, &batch, 0, op->ts);
 		type->ops->exec(obj, op);
-	} else if (delta) {
-		type->ops->fold(obj, delta);
+	} else {
+		__oplog_sync(type, obj, false, &batch, 0, 0);
+		if (delta)
+			type->ops->fold(obj, delta);
 	}
 	oplog_stat(type, OPLOG_STAT_DIRECT, 1);
 }
@@ -659,7 +670,7 @@ static int oplog_slow(struct oplog_type *type, struct oplog_obj *obj,
 	raw_spin_lock(&cache->lock);
 	log = cache->slots[i];
 	if (log && log->obj == obj) {
-		/* Attached meanwhile (an interrupt), or full. */
+		/* Attached by another task meanwhile, or full. */
 		bool done;
 
 		raw_spin_lock(&log->lock);
@@ -724,7 +735,7 @@ static int oplog_slow(struct oplog_type *type, struct oplog_obj *obj,
 
 	if (victim) {
 		/* Thesis section 7: an evicted object is synchronized. */
-		__oplog_sync(type, victim, false, &evicted, vdelta);
+		__oplog_sync(type, victim, false, &evicted, vdelta, 0);
 		if (ops->detach)
 			ops->detach(victim);
 		ops->unlock(victim);
@@ -762,7 +773,7 @@ out:
  * remove that finds the add of its item in this CPU's log cancels it: both
  * go back through ->absorb and nothing is logged.
  *
- * Context: process or softirq context, not hard interrupt or NMI; whatever
+ * Context: task context (the per-CPU locks are not interrupt-safe); whatever
  * ->lock needs on a miss.  Allocates with GFP_NOWAIT on a miss only.
  * Return: 0 if @op was logged, absorbed or executed; -ENOENT if ->attach
  * refused (@op is untouched and still the caller's).
@@ -866,7 +877,7 @@ retry:
 				WRITE_ONCE(obj->cpus,
 					   obj->cpus & ~oplog_cpu_bit(cpu));
 			oplog_retire(log);
-			__oplog_sync(type, obj, false, &batch, delta);
+			__oplog_sync(type, obj, false, &batch, delta, 0);
 			if (ops->detach)
 				ops->detach(obj);
 			done++;

@@ -594,6 +594,27 @@ def qemu_cmd(obj, smp, accel, append, console, tap, mem):
 	return cmd
 
 
+def tcg_tsc_param(accel):
+	"""OpLog's clock under TCG.
+
+	TCG gives every vCPU the same TSC, derived from the host's and kept
+	monotonic across vCPUs (QEMU's cpu_get_ticks()), but it cannot advertise
+	the invariant-TSC CPUID bit, so the guest kernel would not trust it and
+	OpLog would fall back to its global sequence counter.  Where the host
+	TSC itself is constant and synchronized, say so on the command line.
+	Under KVM (-cpu host) the guest decides by itself.
+	"""
+	if accel != 'tcg':
+		return ''
+	try:
+		flags = open('/proc/cpuinfo').read()
+	except OSError:
+		return ''
+	if re.search(r'^flags\s*:.*\bconstant_tsc\b.*\bnonstop_tsc\b', flags, re.M):
+		return ' oplog.clock=tsc'
+	return ''
+
+
 def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None):
 	"""Boot once; return dict with console and tap logs and how it ended."""
 	os.makedirs(logdir, exist_ok=True)
@@ -612,7 +633,7 @@ def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None):
 	for attempt in (1, 2):
 		for p in (console, tap):
 			open(p, 'w').close()
-		cmd = qemu_cmd(obj, smp, accel, append, console, tap, mem)
+		cmd = qemu_cmd(obj, smp, accel, append + tcg_tsc_param(accel), console, tap, mem)
 		log('booting %s kernel, -smp %d, %s, mode %s (console: %s)' %
 		    (flavour, smp, accel.upper(), mode, os.path.relpath(console, TOP)))
 		t0 = time.time()
