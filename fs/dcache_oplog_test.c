@@ -247,6 +247,7 @@ static struct kunit_suite dcache_oplog_test_suite = {
 	.exit = dcache_oplog_test_exit,
 	.test_cases = dcache_oplog_test_cases,
 };
+
 kunit_test_suite(dcache_oplog_test_suite);
 
 MODULE_DESCRIPTION("KUnit tests of OpLog dentry reference counts");

@@ -174,7 +174,7 @@ static int racer(int cpu, long until)
 		}
 		ops++;
 	}
-	ksft_print_msg("racer on cpu %d: %lu operations\n", cpu, ops);
+	ksft_print_msg("%s on cpu %d: %lu operations\n", __func__, cpu, ops);
 	return 0;
 }
 
