@@ -44,9 +44,9 @@
 
 #include <linux/cpuhotplug.h>
 #include <linux/debugfs.h>
+#include <linux/export.h>
 #include <linux/hash.h>
 #include <linux/list_sort.h>
-#include <linux/local_lock.h>
 #include <linux/log2.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
@@ -110,14 +110,18 @@ struct oplog_log {
 	};
 };
 
-/* A CPU's log cache: the per-CPU representative of &oplog_type.caches. */
+/*
+ * A CPU's log cache: the per-CPU representative of &oplog_type.caches.  The
+ * slot array (8 bytes per slot) is a separate allocation of exactly
+ * nr_slots pointers (32 KiB, an order-3 page, for 4096 slots).
+ */
 struct oplog_cache {
-	/* Written by the owner CPU only. */
+	/* Read by the owner's hit path; written by the owner only. */
+	struct oplog_log	**slots;
 	local_t			stats[OPLOG_NR_STATS];
-	/* Taken by remote CPUs: keep it off the owner's hot cache line. */
+	/* Used by remote CPUs: keep them off the owner's hot cache line. */
 	raw_spinlock_t		lock ____cacheline_aligned_in_smp;
-	unsigned int		cpu;
-	struct oplog_log	*slots[] ____cacheline_aligned_in_smp;
+	unsigned int		hand;	/* clock hand, under oplog_types_lock */
 };
 
 static struct kmem_cache *oplog_log_cachep;
@@ -142,8 +146,13 @@ MODULE_PARM_DESC(clock, "timestamp source: auto (TSC if synchronized), tsc, seq"
  * and synchronized across CPUs at boot (thesis section 2.2: "modern hardware
  * keeps [cycle counters] synchronized"), otherwise a global sequence counter
  * (one atomic increment: correct on any machine, contended at scale).  The
- * choice is made once at boot; oplog.clock=seq forces the counter.  Never
- * local_clock(), which may go backwards across CPUs.
+ * choice is made once at boot; oplog.clock=seq forces the counter and
+ * oplog.clock=tsc the TSC.  Never local_clock(), which may go backwards
+ * across CPUs.  With the TSC, OpLog's guarantees assume that the skew
+ * between any two CPUs' TSCs is below the latency of a cache-line transfer
+ * between them (the thesis's assumption); a TSC that the clocksource
+ * watchdog marks unstable after boot voids them (boot with oplog.clock=seq
+ * on such machines).
  *
  * Context: any.
  * Return: a timestamp, monotonic across CPUs (see oplog.rst for the skew
@@ -175,8 +184,10 @@ static void __init oplog_clock_init(void)
 {
 	bool forced = !strcmp(oplog_clock_param, "tsc");
 #ifdef CONFIG_X86_TSC
+	/* Constant rate, not stopped in idle, synchronized at boot. */
 	bool synced = boot_cpu_has(X86_FEATURE_CONSTANT_TSC) &&
-		      !check_tsc_unstable();
+		      boot_cpu_has(X86_FEATURE_NONSTOP_TSC) &&
+		      !unsynchronized_tsc() && !check_tsc_unstable();
 
 	/* oplog.clock=tsc: the user vouches for the TSC (e.g. QEMU TCG). */
 	if (boot_cpu_has(X86_FEATURE_TSC) &&
@@ -773,17 +784,19 @@ out:
  * remove that finds the add of its item in this CPU's log cancels it: both
  * go back through ->absorb and nothing is logged.
  *
- * Context: task context (the per-CPU locks are not interrupt-safe); whatever
- * ->lock needs on a miss.  Allocates with GFP_NOWAIT on a miss only.
+ * Context: task context (the per-CPU locks are not interrupt-safe), without
+ * @obj's lock held (a miss takes it); whatever ->lock needs.  Allocates a
+ * log with GFP_NOWAIT on a miss only.
  * Return: 0 if @op was logged, absorbed or executed; -ENOENT if ->attach
- * refused (@op is untouched and still the caller's).
+ * refused (@op is untouched and still the caller's); -EINVAL (and a
+ * warning) for a counter type or outside task context.
  */
 int oplog_queue(struct oplog_type *type, struct oplog_obj *obj,
 		struct oplog_op *op)
 {
 	struct oplog_op *absorbed = NULL;
 
-	if (WARN_ON_ONCE(!oplog_has_list(type)))
+	if (WARN_ON_ONCE(!oplog_has_list(type) || !in_task()))
 		return -EINVAL;
 	if (likely(oplog_hit(type, obj, op, 0, &absorbed))) {
 		if (absorbed)
@@ -807,11 +820,12 @@ EXPORT_SYMBOL_GPL(oplog_queue);
  * once under the object lock.
  *
  * Context: as oplog_queue().
- * Return: 0, or -ENOENT if ->attach refused (nothing was added).
+ * Return: 0; -ENOENT if ->attach refused (nothing was added); -EINVAL (and
+ * a warning) for a type that is not a counter or outside task context.
  */
 int oplog_add(struct oplog_type *type, struct oplog_obj *obj, long delta)
 {
-	if (WARN_ON_ONCE(oplog_has_list(type)))
+	if (WARN_ON_ONCE(oplog_has_list(type) || !in_task()))
 		return -EINVAL;
 	if (likely(oplog_hit(type, obj, NULL, delta, NULL)))
 		return 0;
@@ -820,13 +834,16 @@ int oplog_add(struct oplog_type *type, struct oplog_obj *obj, long delta)
 EXPORT_SYMBOL_GPL(oplog_add);
 
 /*
- * Detach @cpu's logs: all of them (the CPU died), or those not used since
- * the last pass (the shrinker; at most *@budget of them).  Each victim is
- * trylocked under the cache lock, which keeps it alive, then synchronized
- * with its lock held.  Returns the number of logs detached.
+ * Detach logs of @cpu's cache, scanning at most @scan slots from its clock
+ * hand: every log (the CPU died), or those not used since the hand last
+ * passed them (the shrinker's clock algorithm).  Each victim is trylocked
+ * under the cache lock, which keeps it alive, then synchronized with its
+ * lock held.  A busy object is skipped: its log stays correct, as every
+ * synchronize visits all possible CPUs, online or not.  Called with
+ * oplog_types_lock held.  Returns the number of logs detached.
  */
 static unsigned long oplog_evict_cpu(struct oplog_type *type, unsigned int cpu,
-				     bool idle_only, unsigned long budget)
+				     bool idle_only, unsigned long scan)
 {
 	struct oplog_cache *cache = oplog_cache_of(type, cpu);
 	const struct oplog_type_ops *ops = type->ops;
@@ -839,8 +856,10 @@ static unsigned long oplog_evict_cpu(struct oplog_type *type, unsigned int cpu,
 
 	if (!cache)
 		return 0;
-	for (i = 0; i < type->nr_slots && done < budget; i++) {
-retry:
+	for (scan = min_t(unsigned long, scan, type->nr_slots); scan; scan--) {
+		cond_resched();
+		i = cache->hand;
+		cache->hand = (i + 1) & (type->nr_slots - 1);
 		raw_spin_lock(&cache->lock);
 		log = cache->slots[i];
 		if (!log) {
@@ -862,10 +881,7 @@ retry:
 		obj = log->obj;
 		if (!ops->trylock(obj)) {
 			raw_spin_unlock(&cache->lock);
-			if (idle_only)
-				continue;
-			cond_resched();
-			goto retry;
+			continue;
 		}
 		raw_spin_unlock(&cache->lock);
 
@@ -883,32 +899,65 @@ retry:
 			done++;
 		}
 		ops->unlock(obj);
-		cond_resched();
 	}
 	return done;
 }
 
 /* ---- log caches: the clustered object ---- */
 
+static void oplog_cache_free(struct clustered_obj *co, void *rep)
+{
+	struct oplog_cache *cache = rep;
+
+	if (cache) {
+		kvfree(cache->slots);
+		kfree(cache);
+	}
+}
+
+static struct oplog_cache *oplog_cache_alloc(struct oplog_type *type,
+					     unsigned int cpu, gfp_t gfp)
+{
+	struct oplog_cache *cache;
+	int node = cpu_to_node(cpu);
+
+	cache = kzalloc_node(sizeof(*cache), gfp, node);
+	if (!cache)
+		return NULL;
+	cache->slots = kvcalloc_node(type->nr_slots, sizeof(*cache->slots),
+				     gfp, node);
+	if (!cache->slots) {
+		kfree(cache);
+		return NULL;
+	}
+	raw_spin_lock_init(&cache->lock);
+	lockdep_set_class(&cache->lock, &type->cache_key);
+	return cache;
+}
+
+/*
+ * The caches' miss handler: hand @cpu the cache reserved for it at
+ * registration, so that the hit path never depends on an atomic order-3
+ * allocation (it only allocates if that reservation failed).
+ */
 static void *oplog_cache_miss(struct clustered_obj *co, unsigned int cpu,
 			      gfp_t gfp)
 {
 	struct oplog_type *type = container_of(co, struct oplog_type, caches);
-	struct oplog_cache *cache;
+	void *cache = xchg(per_cpu_ptr(type->spares, cpu), NULL);
 
-	cache = kzalloc_node(struct_size(cache, slots, type->nr_slots), gfp,
-			     cpu_to_node(cpu));
-	if (!cache)
-		return NULL;
-	raw_spin_lock_init(&cache->lock);
-	lockdep_set_class(&cache->lock, &type->cache_key);
-	cache->cpu = cpu;
-	return cache;
+	return cache ?: oplog_cache_alloc(type, cpu, gfp);
 }
 
-static void oplog_cache_free(struct clustered_obj *co, void *rep)
+static void oplog_free_spares(struct oplog_type *type)
 {
-	kfree(rep);
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		oplog_cache_free(&type->caches,
+				 xchg(per_cpu_ptr(type->spares, cpu), NULL));
+	free_percpu(type->spares);
+	type->spares = NULL;
 }
 
 static void oplog_cache_release(struct clustered_obj *co)
@@ -949,7 +998,7 @@ static int oplog_stats_show(struct seq_file *m, void *v)
 		   atomic_long_read(&type->nr_logs));
 	seq_printf(m, "log_bytes %u\ncache_bytes %zu\n",
 		   kmem_cache_size(oplog_log_cachep),
-		   struct_size(cache, slots, type->nr_slots));
+		   sizeof(*cache) + type->nr_slots * sizeof(*cache->slots));
 	for (s = 0; s < OPLOG_NR_STATS; s++)
 		seq_printf(m, "%s %ld\n", oplog_stat_names[s], sum[s]);
 	return 0;
@@ -964,7 +1013,8 @@ DEFINE_SHOW_ATTRIBUTE(oplog_stats);
  *	@nr_slots, @max_len and @flags set
  *
  * Creates the type's log caches as a per-CPU clustered object: a CPU gets
- * its cache (8 bytes per slot, plus a header) on its first operation.
+ * its cache (8 bytes per slot, plus a header) on its first operation, from
+ * memory reserved here for every possible CPU.
  *
  * Context: process context, may sleep; after core_initcall.
  * Return: 0; -EINVAL for missing callbacks, @nr_slots not a power of two or
@@ -974,6 +1024,9 @@ DEFINE_SHOW_ATTRIBUTE(oplog_stats);
 int oplog_type_register(struct oplog_type *type)
 {
 	const struct oplog_type_ops *ops = type->ops;
+	unsigned int slots = type->nr_slots ?: OPLOG_DEFAULT_SLOTS;
+	unsigned int max_len = type->max_len ?: OPLOG_DEFAULT_MAX_LEN;
+	unsigned int cpu;
 	int ret;
 
 	if (!READ_ONCE(oplog_ready))
@@ -986,21 +1039,32 @@ int oplog_type_register(struct oplog_type *type)
 	if (type->flags & ~(OPLOG_LOCAL_ABSORB | OPLOG_GLOBAL_ABSORB) ||
 	    (type->flags && type->kind != OPLOG_ABSORBING))
 		return -EINVAL;
-	if (!type->nr_slots)
-		type->nr_slots = OPLOG_DEFAULT_SLOTS;
-	if (!type->max_len)
-		type->max_len = OPLOG_DEFAULT_MAX_LEN;
-	if (!is_power_of_2(type->nr_slots) || type->nr_slots > (1U << 20) ||
-	    type->max_len > 65536)
+	if (!is_power_of_2(slots) || slots > (1U << 20) || max_len > 65536)
 		return -EINVAL;
-	type->slot_bits = ilog2(type->nr_slots);
+	type->nr_slots = slots;
+	type->max_len = max_len;
+	type->slot_bits = ilog2(slots);
 	atomic_long_set(&type->nr_logs, 0);
 	init_completion(&type->released);
 
+	/* Reserve every possible CPU's cache now: queueing never allocates it. */
+	type->spares = alloc_percpu(void *);
+	if (!type->spares)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		*per_cpu_ptr(type->spares, cpu) =
+			oplog_cache_alloc(type, cpu, GFP_KERNEL);
+		if (!*per_cpu_ptr(type->spares, cpu)) {
+			oplog_free_spares(type);
+			return -ENOMEM;
+		}
+	}
 	ret = clustered_init(&type->caches, &oplog_cache_ops,
 			     CLUSTERED_PER_CPU, GFP_KERNEL);
-	if (ret)
+	if (ret) {
+		oplog_free_spares(type);
 		return ret;
+	}
 	mutex_lock(&oplog_types_lock);
 	list_add_tail(&type->list, &oplog_types);
 	mutex_unlock(&oplog_types_lock);
@@ -1029,6 +1093,7 @@ void oplog_type_unregister(struct oplog_type *type)
 {
 	struct oplog_cache *cache;
 	unsigned int cpu, i;
+	long leaked = 0;
 
 	mutex_lock(&oplog_types_lock);
 	list_del(&type->list);
@@ -1040,18 +1105,24 @@ void oplog_type_unregister(struct oplog_type *type)
 		if (!cache)
 			continue;
 		for (i = 0; i < type->nr_slots; i++)
-			WARN_ONCE(cache->slots[i],
-				  "oplog: type %s unregistered with an unflushed object\n",
-				  type->name);
+			leaked += !!cache->slots[i];
 	}
+	if (WARN(leaked, "oplog: type %s unregistered with %ld logs of unflushed objects\n",
+		 type->name, leaked))
+		atomic_long_sub(leaked, &oplog_nr_logs);
 	qdo_barrier();
 	rcu_barrier();
 	clustered_destroy(&type->caches);
 	wait_for_completion(&type->released);
+	oplog_free_spares(type);
 }
 EXPORT_SYMBOL_GPL(oplog_type_unregister);
 
-/* A CPU died: apply and detach its logs, so nothing it logged is lost. */
+/*
+ * A CPU died: apply and detach its logs, so that their memory and the
+ * objects' attachments go (what it logged is never lost either way: every
+ * synchronize visits offline CPUs' logs too).
+ */
 static int oplog_cpu_dead(unsigned int cpu)
 {
 	struct oplog_type *type;
@@ -1085,16 +1156,20 @@ static unsigned long oplog_shrink_scan(struct shrinker *s,
 	struct oplog_type *type;
 	unsigned int cpu;
 
-	if (!mutex_trylock(&oplog_types_lock))
+	unsigned long scan = sc->nr_to_scan;
+
+	/* Users' callbacks may take filesystem locks. */
+	if (!(sc->gfp_mask & __GFP_FS) || !mutex_trylock(&oplog_types_lock))
 		return SHRINK_STOP;
 	list_for_each_entry(type, &oplog_types, list) {
 		for_each_possible_cpu(cpu) {
-			freed += oplog_evict_cpu(type, cpu, true,
-						 sc->nr_to_scan - freed);
-			if (freed >= sc->nr_to_scan)
+			freed += oplog_evict_cpu(type, cpu, true, scan);
+			sc->nr_scanned += min_t(unsigned long, scan, type->nr_slots);
+			scan -= min_t(unsigned long, scan, type->nr_slots);
+			if (!scan)
 				break;
 		}
-		if (freed >= sc->nr_to_scan)
+		if (!scan)
 			break;
 	}
 	mutex_unlock(&oplog_types_lock);

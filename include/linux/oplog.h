@@ -53,7 +53,11 @@
  *	items must commute; those on one item run in timestamp order.  An add
  *	followed by a remove of the same item cancel (absorption, section
  *	5.2.2) when the type asks for it with %OPLOG_LOCAL_ABSORB and
- *	%OPLOG_GLOBAL_ABSORB.
+ *	%OPLOG_GLOBAL_ABSORB.  Global absorption is always safe.  Local
+ *	absorption cancels an add still in this CPU's log against a remove,
+ *	without looking at other CPUs' logs, so it requires the thesis's usage
+ *	(a mapping is added once and removed once): an item must not be added
+ *	again while an operation on it may still be logged on another CPU.
  */
 enum oplog_kind {
 	OPLOG_ORDERED,
@@ -108,10 +112,13 @@ struct oplog_obj {
  *	per-CPU cache locks are held.  Mandatory.
  * @unlock: release it.  Mandatory.
  * @exec: execute @op against the shared object (Op::exec).  Called with
- *	the object lock held and possibly with preemption disabled: must not
- *	sleep.  Mandatory for %OPLOG_ORDERED and %OPLOG_ABSORBING.
+ *	the object lock held, in task context, possibly from memory reclaim
+ *	(the shrinker, only for __GFP_FS reclaim), from CPU hotplug, or while
+ *	another object's lock of the same type is held (an eviction from that
+ *	object's miss path).  Mandatory for %OPLOG_ORDERED and
+ *	%OPLOG_ABSORBING.
  * @fold: add a CPU's @delta into the shared counter (CounterQueue::apply).
- *	Object lock held, must not sleep.  Mandatory for %OPLOG_COUNTER.
+ *	Same context as @exec.  Mandatory for %OPLOG_COUNTER.
  * @absorb: @add and @remove cancelled each other and will not be executed;
  *	give the two ops back.  Object lock held (global absorption) or not
  *	(local absorption, called from oplog_queue()'s context).  Optional.
@@ -120,7 +127,13 @@ struct oplog_obj {
  *	lock held.  Return false to refuse: oplog_queue() then fails with
  *	-ENOENT and nothing is logged.  Optional.
  * @detach: a CPU's log of this object was removed, after its operations
- *	were applied: undo @attach.  Object lock held.  Optional.
+ *	were applied: undo @attach.  Object lock held, same context as @exec;
+ *	->unlock is called on the object afterwards, so @detach must not drop
+ *	the last reference that keeps the object (and its lock) alive.
+ *	Optional.
+ *
+ * None of the callbacks may call oplog_queue() or oplog_add() on the object
+ * they were called for: its lock is held.
  */
 struct oplog_type_ops {
 	void	(*lock)(struct oplog_obj *obj);
@@ -143,14 +156,6 @@ struct oplog_type_ops {
  * @max_len: operations per log before it synchronizes (0: 128); ignored
  *	by %OPLOG_COUNTER
  * @flags: %OPLOG_LOCAL_ABSORB, %OPLOG_GLOBAL_ABSORB
- * @slot_bits: log2 of @nr_slots (private)
- * @caches: the per-CPU log caches, a clustered object (private)
- * @list: on the list of registered types (private)
- * @log_key: lockdep class of this type's per-CPU log locks (private)
- * @cache_key: lockdep class of this type's per-CPU cache locks (private)
- * @nr_logs: logs allocated and not yet freed (private)
- * @released: the log caches were freed (private)
- * @debugfs: debugfs directory (private)
  *
  * Must be statically allocated (it carries lockdep keys).
  */
@@ -162,7 +167,9 @@ struct oplog_type {
 	unsigned int			max_len;
 	unsigned int			flags;
 
+	/* private: */
 	unsigned int			slot_bits;
+	void * __percpu			*spares;
 	struct clustered_obj		caches;
 	struct list_head		list;
 	struct lock_class_key		log_key;
