@@ -55,6 +55,9 @@ struct bench_config bench_cfg;
 struct bench_mode {
 	char name[BENCH_NAME_LEN];
 	__u64 param;
+	int base;			/* baseline mode, or -1 */
+	double mean[BENCH_MAX_COUNTS];	/* by index in bench_cfg.counts */
+	bool done[BENCH_MAX_COUNTS];
 };
 
 /* Book-keeping of the workers of one run, parent side. */
@@ -420,7 +423,36 @@ int bench_add_mode(const char *name, __u64 param)
 		return -1;
 	snprintf(modes[nr_modes].name, BENCH_NAME_LEN, "%s", name);
 	modes[nr_modes].param = param;
+	modes[nr_modes].base = -1;
 	nr_modes++;
+	return 0;
+}
+
+/**
+ * bench_set_baseline() - compare a mode with another one
+ * @mode: the name of the mode to compare
+ * @base: the name of its baseline, registered before @mode (so measured
+ *	first)
+ *
+ * The RESULT lines of @mode then carry "base=<base> ratio=<r>", r being
+ * its mean ops/ms over that of @base at the same worker count.  Called
+ * from bench_desc.init, after both bench_add_mode() calls.
+ *
+ * Return: 0, or -1 if a mode is unknown or @base comes after @mode.
+ */
+int bench_set_baseline(const char *mode, const char *base)
+{
+	int i, m = -1, b = -1;
+
+	for (i = 0; i < nr_modes; i++) {
+		if (!strcmp(modes[i].name, mode))
+			m = i;
+		if (!strcmp(modes[i].name, base))
+			b = i;
+	}
+	if (m < 0 || b < 0 || b >= m)
+		return -1;
+	modes[m].base = b;
 	return 0;
 }
 
@@ -1334,7 +1366,7 @@ out_free:
 }
 
 /* All runs of one (mode, cpus) pair: one RESULT line, one TAP result. */
-static void run_pair(int mode, int cpus)
+static void run_pair(int mode, int cpus, int count_idx)
 {
 	struct run_result *res;
 	double mean = 0, var = 0, v;
@@ -1382,6 +1414,17 @@ static void run_pair(int mode, int cpus)
 		}
 		snprintf(extra + len, sizeof(extra) - len, " %s=%llu", m->name,
 			 (unsigned long long)t);
+	}
+	if (done) {
+		modes[mode].mean[count_idx] = mean;
+		modes[mode].done[count_idx] = true;
+	}
+	k = modes[mode].base;
+	if (k >= 0 && done && modes[k].done[count_idx] &&
+	    modes[k].mean[count_idx] > 0) {
+		len = strlen(extra);
+		snprintf(extra + len, sizeof(extra) - len, " base=%s ratio=%.3f",
+			 modes[k].name, mean / modes[k].mean[count_idx]);
 	}
 	len = strlen(extra);
 	snprintf(extra + len, sizeof(extra) - len, "%s%s",
@@ -1603,7 +1646,7 @@ int bench_main(const struct bench_desc *desc, int argc, char **argv)
 	ksft_set_plan(nr_modes * bench_cfg.nr_counts);
 	for (i = 0; i < nr_modes && !is_interrupted(); i++)
 		for (j = 0; j < bench_cfg.nr_counts && !is_interrupted(); j++)
-			run_pair(i, bench_cfg.counts[j]);
+			run_pair(i, bench_cfg.counts[j], j);
 
 	cleanup_all();
 	if (is_interrupted())

@@ -236,6 +236,7 @@ extern struct bench_config bench_cfg;
 
 int bench_main(const struct bench_desc *desc, int argc, char **argv);
 int bench_add_mode(const char *name, __u64 param);
+int bench_set_baseline(const char *mode, const char *base);
 int bench_nr_modes(void);
 
 __u64 *bench_arg(struct bench_ctl *ctl, int idx);

@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * OpLog reference counts for hot dentries.
+ *
+ * Boyd-Wickizer, "Optimizing Communication Bottlenecks in Multiprocessor
+ * Operating System Kernels", PhD thesis, MIT, 2014, sections 3.4, 4.2 and
+ * 6.2: stat() of one name from every CPU bounces the cache line of
+ * d_lockref twice per call (the reference taken on the final component by
+ * path lookup and its dput()).  With this file, that reference is counted
+ * in a per-CPU OpLog counter (%OPLOG_COUNTER, <linux/oplog.h>) instead:
+ * a hit touches only this CPU's log cache.
+ *
+ * The count.  Let A be the number of CPUs holding a log of dentry D and
+ * delta(c) the signed count logged on CPU c.  Then
+ *
+ *	true count = d_lockref.count - A + sum over c of delta(c)
+ *
+ * because every attached log holds one pin on d_lockref.count (->attach
+ * adds one, ->detach drops it, both under d_lock).  The pins are what keep
+ * D alive while a per-CPU log points at it: D can only be killed with
+ * d_lockref.count == 0, and no kill decision is taken before
+ * dcache_oplog_sync() flushed D (folded every delta and dropped every pin),
+ * after which d_lockref.count is exact.  Every reader that needs the exact
+ * count calls dcache_oplog_sync() under d_lock first: dput()'s kill
+ * decision (fast_dput(), lock_for_kill()), the parent put in
+ * __dentry_kill(), d_delete(), d_prune_aliases(), the LRU shrinker (under
+ * its trylock), shrink_dcache_parent() (hence d_invalidate(), rmdir and
+ * umount), umount_check(), dget_parent()'s slow path, and ___d_drop(),
+ * which covers d_drop(), d_invalidate(), unlink and rename (__d_move()).
+ *
+ * The shared part of the count (d_lockref.count minus the pins) never
+ * drops below zero: a put on d_lockref of a dentry that some CPU may log
+ * folds the logs first (fast_dput()), so d_lockref.count is never lower
+ * than the number of pins outside d_lock.
+ *
+ * Hashed positive dentries only.  ->attach refuses a dead, unhashed,
+ * negative or root dentry, one marked not to be cached, and one whose
+ * filesystem reads d_count() itself (the d_op flags in
+ * %DCACHE_OPLOG_NEVER: the d_count() users of 6.12 are network, stacking
+ * and automount filesystems, all of which revalidate or automount, and
+ * nilfs2, which looks at its root only).  As ___d_drop() flushes, an
+ * unhashed dentry never has a log, so a dentry whose last reference goes
+ * away in ->detach (when another dentry evicts it from a log cache, or
+ * OpLog's shrinker or CPU hotplug detaches it, with locks held that forbid
+ * killing it) is hashed: ->detach does what dput() does for a dentry worth
+ * retaining, d_oplog_unpinned() puts it on the LRU.  Nothing is killed or
+ * freed from inside OpLog.  The one difference from the stock dput(): a
+ * dentry whose ->d_delete() would have asked to free it at once (or one
+ * marked %DCACHE_DONTCACHE after it got a log) waits on the LRU for the
+ * shrinker or umount instead.  On tmpfs, whose ->d_delete() always asks,
+ * this does not happen: a positive tmpfs dentry holds its own reference
+ * until unlink, and unlink (d_delete()) flushes before the count can drop.
+ *
+ * The thesis's order: increment this CPU's count, then re-check d_seq; on
+ * a change, decrement and let the caller retry (path walk falls back from
+ * RCU to ref-walk, the stock retry).  ___d_drop() flushes under d_lock
+ * before it invalidates d_seq, and ->attach refuses unhashed dentries, so
+ * a reference taken on a dying dentry is either folded by that flush or
+ * seen as stale by the d_seq re-check.
+ *
+ * Which dentries are hot: every eligible dentry whose reference is taken
+ * by legitimize_path() (the final component of a path walk, symlinks being
+ * followed, scoped roots), and every dput() of a dentry that some CPU
+ * logs.  A miss costs one d_lock round trip, what a contended lockref costs
+ * anyway, and a log cache slot pins at most one dentry per CPU and slot;
+ * a threshold ("after N failed cmpxchg") would need per-dentry state and a
+ * change to lib/lockref.c for no better bound.
+ *
+ * Memory: 8 bytes per dentry (struct oplog_obj, one word, at the end of
+ * struct dentry so that the RCU-walk and d_lockref cache lines are
+ * unchanged: 192 -> 200 bytes on x86-64), plus the counter log cache of
+ * OpLog: %OPLOG_DEFAULT_SLOTS slots per CPU.
+ *
+ * Switch: "dcache_oplog=on|off" on the command line (default on), and
+ * /sys/kernel/debug/dcache_oplog/enabled at run time.  Off stops taking
+ * new per-CPU references; logs that exist drain through the synchronize
+ * points, which do not depend on the switch.
+ */
+
+#include <linux/atomic.h>
+#include <linux/debugfs.h>
+#include <linux/init.h>
+#include <linux/kernel.h>
+#include <linux/mutex.h>
+#include <linux/seqlock.h>
+#include <linux/spinlock.h>
+#include <linux/stddef.h>
+#include <linux/string.h>
+
+#include "dcache_oplog.h"
+
+/* d_flags that make a dentry ineligible for per-CPU reference counts. */
+#define DCACHE_OPLOG_NEVER	(DCACHE_OP_REVALIDATE | DCACHE_OP_WEAK_REVALIDATE | \
+				 DCACHE_OP_REAL | DCACHE_DISCONNECTED | \
+				 DCACHE_DONTCACHE | DCACHE_NEED_AUTOMOUNT | \
+				 DCACHE_MANAGE_TRANSIT | DCACHE_PAR_LOOKUP)
+
+DEFINE_STATIC_KEY_FALSE(dcache_oplog_key);
+
+static bool dcache_oplog_boot_on __initdata = true;
+static bool dcache_oplog_registered;
+static DEFINE_MUTEX(dcache_oplog_switch_lock);
+static atomic_long_t dcache_oplog_pinned = ATOMIC_LONG_INIT(0);
+
+static struct dentry *obj_dentry(struct oplog_obj *obj)
+{
+	return container_of(obj, struct dentry, d_oplog);
+}
+
+static void dcache_oplog_lock(struct oplog_obj *obj)
+	__acquires(&obj_dentry(obj)->d_lock)
+{
+	spin_lock(&obj_dentry(obj)->d_lock);
+}
+
+/*
+ * spin_trylock() without its sparse context annotation: the lock is held
+ * on a true return and released through ->unlock by OpLog, which sparse
+ * cannot follow out of this function.  (OpLog excludes PREEMPT_RT, where
+ * d_lock has no raw lock inside.)
+ */
+static bool dcache_oplog_trylock(struct oplog_obj *obj)
+{
+	return _raw_spin_trylock(&obj_dentry(obj)->d_lock.rlock);
+}
+
+static void dcache_oplog_unlock(struct oplog_obj *obj)
+	__releases(&obj_dentry(obj)->d_lock)
+{
+	spin_unlock(&obj_dentry(obj)->d_lock);
+}
+
+/*
+ * Add one CPU's logged references into d_lockref.count.  d_lock is held,
+ * so the lockless lockref paths (which need the lock free) never see the
+ * transient value while several CPUs are folded one after the other.
+ */
+static void dcache_oplog_fold(struct oplog_obj *obj, long delta)
+{
+	struct dentry *dentry = obj_dentry(obj);
+
+	lockdep_assert_held(&dentry->d_lock);
+	dentry->d_lockref.count += (int)delta;
+}
+
+static bool dcache_oplog_eligible(const struct dentry *dentry)
+{
+	unsigned int flags = READ_ONCE(dentry->d_flags);
+
+	return !(flags & DCACHE_OPLOG_NEVER) &&
+	       (flags & DCACHE_ENTRY_TYPE) != DCACHE_MISS_TYPE &&
+	       !IS_ROOT(dentry);
+}
+
+/* A CPU gets a log of the dentry: pin it, unless it is dying. */
+static bool dcache_oplog_attach(struct oplog_obj *obj)
+{
+	struct dentry *dentry = obj_dentry(obj);
+
+	lockdep_assert_held(&dentry->d_lock);
+	if (dentry->d_lockref.count < 0 || d_unhashed(dentry) ||
+	    !dcache_oplog_eligible(dentry))
+		return false;
+	dentry->d_lockref.count++;
+	atomic_long_inc(&dcache_oplog_pinned);
+	return true;
+}
+
+/*
+ * A CPU's log is gone, its references folded: drop its pin.  This may be
+ * the last reference, with locks held (another dentry's d_lock and a
+ * per-CPU cache lock) under which the dentry cannot be killed; it is
+ * hashed and eligible (see the comment at the top), so it is kept on the
+ * LRU as dput() would keep it.
+ */
+static void dcache_oplog_detach(struct oplog_obj *obj)
+{
+	struct dentry *dentry = obj_dentry(obj);
+
+	lockdep_assert_held(&dentry->d_lock);
+	atomic_long_dec(&dcache_oplog_pinned);
+	if (WARN_ON_ONCE(dentry->d_lockref.count <= 0))
+		return;
+	if (!--dentry->d_lockref.count)
+		d_oplog_unpinned(dentry);
+}
+
+static const struct oplog_type_ops dcache_oplog_ops = {
+	.lock		= dcache_oplog_lock,
+	.trylock	= dcache_oplog_trylock,
+	.unlock		= dcache_oplog_unlock,
+	.fold		= dcache_oplog_fold,
+	.attach		= dcache_oplog_attach,
+	.detach		= dcache_oplog_detach,
+};
+
+static struct oplog_type dcache_oplog_type = {
+	.name	= "dentry",
+	.kind	= OPLOG_COUNTER,
+	.ops	= &dcache_oplog_ops,
+};
+
+/**
+ * __dcache_oplog_get() - take a reference on this CPU's counter
+ * @dentry: the dentry found by RCU-walk
+ * @seq: the d_seq value the walk validated @dentry with
+ *
+ * The thesis's OpLog dentry reference (section 4.2): increment the local
+ * count, then check that @dentry's sequence count did not change; if it
+ * did, decrement again and report it, so that the caller retries.
+ *
+ * Context: under rcu_read_lock() (RCU-walk); may take d_lock on a log
+ * cache miss; does not sleep.
+ * Return: %DCACHE_OPLOG_STOCK if @dentry is not eligible or OpLog refused
+ * it (take the reference on d_lockref), %DCACHE_OPLOG_GOT on success,
+ * %DCACHE_OPLOG_UNDONE if @seq is stale and no reference is held,
+ * %DCACHE_OPLOG_STALE if @seq is stale and the reference is held (the
+ * undo could not be logged; dput() it).
+ */
+enum dcache_oplog_ref __dcache_oplog_get(struct dentry *dentry,
+					 unsigned int seq)
+{
+	if (!dcache_oplog_eligible(dentry))
+		return DCACHE_OPLOG_STOCK;
+	if (oplog_add(&dcache_oplog_type, &dentry->d_oplog, 1))
+		return DCACHE_OPLOG_STOCK;
+	if (!read_seqcount_retry(&dentry->d_seq, seq))
+		return DCACHE_OPLOG_GOT;
+	if (!oplog_add(&dcache_oplog_type, &dentry->d_oplog, -1))
+		return DCACHE_OPLOG_UNDONE;
+	return DCACHE_OPLOG_STALE;
+}
+
+/**
+ * __dcache_oplog_put() - drop a reference through this CPU's counter
+ * @dentry: a dentry the caller holds a reference to, logged by some CPU
+ *
+ * The reference may have been taken on any CPU's counter or on d_lockref:
+ * only the sum matters.  Never the last put that kills: a logged dentry is
+ * pinned until a synchronize point flushes it.
+ *
+ * Context: process context; may take d_lock on a log cache miss.
+ * Return: true if the reference was dropped, false if the caller must
+ * drop it through the stock dput() path (OpLog refused the dentry).
+ */
+bool __dcache_oplog_put(struct dentry *dentry)
+{
+	return !oplog_add(&dcache_oplog_type, &dentry->d_oplog, -1);
+}
+
+/**
+ * __dcache_oplog_sync() - make d_lockref.count exact
+ * @dentry: the dentry
+ *
+ * Fold every CPU's count into d_lockref.count and detach every log
+ * (oplog_flush_locked()), dropping their pins; the dentry may be left with
+ * a count of zero on the LRU (see dcache_oplog_detach()).
+ *
+ * Context: d_lock of @dentry held; does not sleep.
+ */
+void __dcache_oplog_sync(struct dentry *dentry)
+{
+	lockdep_assert_held(&dentry->d_lock);
+	oplog_flush_locked(&dcache_oplog_type, &dentry->d_oplog);
+}
+
+static int __init dcache_oplog_setup(char *str)
+{
+	if (!str)
+		return 0;
+	if (!strcmp(str, "on"))
+		dcache_oplog_boot_on = true;
+	else if (!strcmp(str, "off"))
+		dcache_oplog_boot_on = false;
+	else
+		return 0;
+	return 1;
+}
+__setup("dcache_oplog=", dcache_oplog_setup);
+
+static int dcache_oplog_enabled_get(void *data, u64 *val)
+{
+	*val = static_key_enabled(&dcache_oplog_key);
+	return 0;
+}
+
+/*
+ * Turning the switch off is safe at any time: existing logs stay correct
+ * and drain through the synchronize points, which run whatever the switch.
+ */
+static int dcache_oplog_enabled_set(void *data, u64 val)
+{
+	if (val > 1)
+		return -EINVAL;
+	if (!dcache_oplog_registered)
+		return -ENODEV;
+	mutex_lock(&dcache_oplog_switch_lock);
+	if (val)
+		static_branch_enable(&dcache_oplog_key);
+	else
+		static_branch_disable(&dcache_oplog_key);
+	mutex_unlock(&dcache_oplog_switch_lock);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(dcache_oplog_enabled_fops, dcache_oplog_enabled_get,
+			 dcache_oplog_enabled_set, "%llu\n");
+
+static int dcache_oplog_pinned_get(void *data, u64 *val)
+{
+	*val = atomic_long_read(&dcache_oplog_pinned);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(dcache_oplog_pinned_fops, dcache_oplog_pinned_get,
+			 NULL, "%llu\n");
+
+static int __init dcache_oplog_init(void)
+{
+	struct dentry *dir;
+	int err;
+
+	/* d_oplog stays off the RCU-walk and d_lockref cache lines. */
+	BUILD_BUG_ON(offsetof(struct dentry, d_oplog) <
+		     offsetof(struct dentry, d_u) + sizeof_field(struct dentry, d_u));
+	if (IS_ENABLED(CONFIG_64BIT) && sizeof(spinlock_t) == 4) {
+		/* 6.12 x86-64 layout: 128 + 64 bytes, plus one word */
+		BUILD_BUG_ON(offsetof(struct dentry, d_lockref) != 128);
+		BUILD_BUG_ON(sizeof(struct dentry) != 192 + sizeof(struct oplog_obj));
+	}
+
+	err = oplog_type_register(&dcache_oplog_type);
+	if (err) {
+		pr_warn("dcache_oplog: cannot register the OpLog type: %d\n",
+			err);
+		return err;
+	}
+	dcache_oplog_registered = true;
+	if (dcache_oplog_boot_on)
+		static_branch_enable(&dcache_oplog_key);
+	pr_info("dcache_oplog: per-CPU dentry reference counts %s\n",
+		dcache_oplog_boot_on ? "on" : "off");
+
+	dir = debugfs_create_dir("dcache_oplog", NULL);
+	debugfs_create_file_unsafe("enabled", 0600, dir, NULL,
+				   &dcache_oplog_enabled_fops);
+	debugfs_create_file_unsafe("logs", 0400, dir, NULL,
+				   &dcache_oplog_pinned_fops);
+	return 0;
+}
+fs_initcall(dcache_oplog_init);

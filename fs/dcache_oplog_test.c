@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of the OpLog dentry reference counts (fs/dcache_oplog.c), on
+ * a private kernel-internal tmpfs mount.
+ */
+#include <kunit/test.h>
+#include <linux/dcache.h>
+#include <linux/fs.h>
+#include <linux/mount.h>
+#include <linux/namei.h>
+#include <linux/seqlock.h>
+
+#include "dcache_oplog.h"
+
+struct dcache_oplog_test {
+	struct file_system_type	*fs;
+	struct vfsmount		*mnt;
+};
+
+static int dcache_oplog_test_init(struct kunit *test)
+{
+	struct dcache_oplog_test *t;
+
+	t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	t->fs = get_fs_type("tmpfs");
+	KUNIT_ASSERT_NOT_NULL(test, t->fs);
+	t->mnt = kern_mount(t->fs);
+	if (IS_ERR(t->mnt)) {
+		put_filesystem(t->fs);
+		KUNIT_FAIL(test, "kern_mount(tmpfs): %ld", PTR_ERR(t->mnt));
+		return PTR_ERR(t->mnt);
+	}
+	test->priv = t;
+	return 0;
+}
+
+static void dcache_oplog_test_exit(struct kunit *test)
+{
+	struct dcache_oplog_test *t = test->priv;
+
+	/* umount with logged dentries: must neither warn nor leak */
+	kern_unmount(t->mnt);
+	put_filesystem(t->fs);
+}
+
+/* A new regular file in the test mount; returns a referenced dentry. */
+static struct dentry *make_file(struct kunit *test, const char *name)
+{
+	struct dcache_oplog_test *t = test->priv;
+	struct dentry *root = t->mnt->mnt_root;
+	struct dentry *dentry;
+	int err;
+
+	inode_lock(d_inode(root));
+	dentry = lookup_one_len(name, root, strlen(name));
+	if (IS_ERR(dentry)) {
+		inode_unlock(d_inode(root));
+		KUNIT_FAIL(test, "lookup %s: %ld", name, PTR_ERR(dentry));
+		return NULL;
+	}
+	err = vfs_create(&nop_mnt_idmap, d_inode(root), dentry,
+			 S_IFREG | 0644, true);
+	inode_unlock(d_inode(root));
+	if (err) {
+		dput(dentry);
+		KUNIT_FAIL(test, "create %s: %d", name, err);
+		return NULL;
+	}
+	return dentry;
+}
+
+/* The exact count, after folding every CPU's count. */
+static int exact_count(struct dentry *dentry)
+{
+	int count;
+
+	spin_lock(&dentry->d_lock);
+	dcache_oplog_sync(dentry);
+	count = dentry->d_lockref.count;
+	spin_unlock(&dentry->d_lock);
+	return count;
+}
+
+static enum dcache_oplog_ref get_ref(struct dentry *dentry, int seq_skew)
+{
+	enum dcache_oplog_ref ret;
+	unsigned int seq;
+
+	rcu_read_lock();
+	seq = raw_seqcount_begin(&dentry->d_seq) + seq_skew;
+	ret = __dcache_oplog_get(dentry, seq);
+	rcu_read_unlock();
+	return ret;
+}
+
+/* A logged reference pins the dentry once and is folded exactly. */
+static void dcache_oplog_test_get_put(struct kunit *test)
+{
+	struct dentry *dentry = make_file(test, "a");
+	int base, i;
+
+	KUNIT_ASSERT_NOT_NULL(test, dentry);
+	base = exact_count(dentry);
+	KUNIT_EXPECT_FALSE(test, dcache_oplog_maybe_logged(dentry));
+
+	KUNIT_ASSERT_EQ(test, get_ref(dentry, 0), DCACHE_OPLOG_GOT);
+	KUNIT_EXPECT_TRUE(test, dcache_oplog_maybe_logged(dentry));
+	/* shared part unchanged, plus this CPU's pin */
+	KUNIT_EXPECT_EQ(test, READ_ONCE(dentry->d_lockref.count), base + 1);
+	KUNIT_EXPECT_EQ(test, exact_count(dentry), base + 1);
+	KUNIT_EXPECT_FALSE(test, dcache_oplog_maybe_logged(dentry));
+
+	/* many references: only the pin shows in d_lockref */
+	for (i = 0; i < 10; i++)
+		KUNIT_ASSERT_EQ(test, get_ref(dentry, 0), DCACHE_OPLOG_GOT);
+	KUNIT_EXPECT_LE(test, READ_ONCE(dentry->d_lockref.count),
+			base + 1 + (int)num_online_cpus());
+	for (i = 0; i < 10; i++)
+		dput(dentry);
+	KUNIT_EXPECT_EQ(test, exact_count(dentry), base + 1);
+
+	dput(dentry);	/* the test's reference from before */
+	dput(dentry);	/* make_file()'s */
+
+	/* leave a log attached: the suite's exit unmounts with it */
+	KUNIT_ASSERT_EQ(test, get_ref(dentry, 0), DCACHE_OPLOG_GOT);
+	dput(dentry);
+	KUNIT_EXPECT_EQ(test, exact_count(dentry), base - 1);
+	KUNIT_ASSERT_EQ(test, get_ref(dentry, 0), DCACHE_OPLOG_GOT);
+	dput(dentry);
+}
+
+/* A d_seq change after the increment undoes it (thesis section 4.2). */
+static void dcache_oplog_test_seq_undo(struct kunit *test)
+{
+	struct dentry *dentry = make_file(test, "b");
+	int base;
+
+	KUNIT_ASSERT_NOT_NULL(test, dentry);
+	base = exact_count(dentry);
+	KUNIT_EXPECT_EQ(test, get_ref(dentry, 2), DCACHE_OPLOG_UNDONE);
+	KUNIT_EXPECT_EQ(test, exact_count(dentry), base);
+	dput(dentry);
+}
+
+/* Unhashed and negative dentries take the stock path. */
+static void dcache_oplog_test_refuse(struct kunit *test)
+{
+	struct dcache_oplog_test *t = test->priv;
+	struct dentry *dentry = make_file(test, "c");
+	struct dentry *neg;
+	int base;
+
+	KUNIT_ASSERT_NOT_NULL(test, dentry);
+	/* dropping flushes: the logged reference becomes a shared one */
+	KUNIT_ASSERT_EQ(test, get_ref(dentry, 0), DCACHE_OPLOG_GOT);
+	base = READ_ONCE(dentry->d_lockref.count);
+	d_drop(dentry);
+	KUNIT_EXPECT_FALSE(test, dcache_oplog_maybe_logged(dentry));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(dentry->d_lockref.count), base);
+	KUNIT_EXPECT_EQ(test, get_ref(dentry, 0), DCACHE_OPLOG_STOCK);
+	KUNIT_EXPECT_FALSE(test, dcache_oplog_maybe_logged(dentry));
+	dput(dentry);
+	dput(dentry);
+	dput(dentry);	/* tmpfs's pin: unhashed, umount would not drop it */
+
+	neg = d_alloc_name(t->mnt->mnt_root, "negative");
+	KUNIT_ASSERT_NOT_NULL(test, neg);
+	d_add(neg, NULL);
+	KUNIT_EXPECT_EQ(test, get_ref(neg, 0), DCACHE_OPLOG_STOCK);
+	KUNIT_EXPECT_FALSE(test, dcache_oplog_maybe_logged(neg));
+	dput(neg);
+}
+
+/* d_delete() decides on the exact count, with logged references folded. */
+static void dcache_oplog_test_delete(struct kunit *test)
+{
+	struct dentry *dentry = make_file(test, "d");
+	struct dentry *only = make_file(test, "d2");
+
+	KUNIT_ASSERT_NOT_NULL(test, dentry);
+	KUNIT_ASSERT_NOT_NULL(test, only);
+
+	/* busy: make_file()'s reference, tmpfs's pin and a logged one */
+	KUNIT_ASSERT_EQ(test, get_ref(dentry, 0), DCACHE_OPLOG_GOT);
+	d_delete(dentry);
+	KUNIT_EXPECT_TRUE(test, d_unhashed(dentry));
+	KUNIT_EXPECT_TRUE(test, d_really_is_positive(dentry));
+	KUNIT_EXPECT_FALSE(test, dcache_oplog_maybe_logged(dentry));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(dentry->d_lockref.count), 3);
+	dput(dentry);
+	dput(dentry);
+	dput(dentry);	/* tmpfs's pin: unhashed, umount would not drop it */
+
+	/*
+	 * The only user: drop tmpfs's pin, take and drop a logged reference,
+	 * which leaves this CPU's pin in d_lockref.count (2), and the exact
+	 * count (1) must make d_delete() turn the dentry negative.
+	 */
+	dput(only);
+	KUNIT_EXPECT_EQ(test, exact_count(only), 1);
+	KUNIT_ASSERT_EQ(test, get_ref(only, 0), DCACHE_OPLOG_GOT);
+	dput(only);
+	if (static_key_enabled(&dcache_oplog_key))
+		KUNIT_EXPECT_EQ(test, READ_ONCE(only->d_lockref.count), 2);
+	d_delete(only);
+	KUNIT_EXPECT_TRUE(test, d_really_is_negative(only));
+	KUNIT_EXPECT_FALSE(test, dcache_oplog_maybe_logged(only));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(only->d_lockref.count), 1);
+	dput(only);
+}
+
+/* The switch can be turned off with logs present; they still fold. */
+static void dcache_oplog_test_switch(struct kunit *test)
+{
+	struct dentry *dentry = make_file(test, "e");
+	bool was_on = static_key_enabled(&dcache_oplog_key);
+	int base;
+
+	KUNIT_ASSERT_NOT_NULL(test, dentry);
+	if (!was_on)
+		static_branch_enable(&dcache_oplog_key);
+	base = exact_count(dentry);
+	KUNIT_ASSERT_EQ(test, get_ref(dentry, 0), DCACHE_OPLOG_GOT);
+	static_branch_disable(&dcache_oplog_key);
+	KUNIT_EXPECT_EQ(test, dcache_oplog_get(dentry, 0), DCACHE_OPLOG_STOCK);
+	dput(dentry);	/* stock path, with a log present */
+	KUNIT_EXPECT_EQ(test, exact_count(dentry), base);
+	if (was_on)
+		static_branch_enable(&dcache_oplog_key);
+	dput(dentry);
+}
+
+static struct kunit_case dcache_oplog_test_cases[] = {
+	KUNIT_CASE(dcache_oplog_test_get_put),
+	KUNIT_CASE(dcache_oplog_test_seq_undo),
+	KUNIT_CASE(dcache_oplog_test_refuse),
+	KUNIT_CASE(dcache_oplog_test_delete),
+	KUNIT_CASE(dcache_oplog_test_switch),
+	{}
+};
+
+static struct kunit_suite dcache_oplog_test_suite = {
+	.name = "dcache_oplog",
+	.init = dcache_oplog_test_init,
+	.exit = dcache_oplog_test_exit,
+	.test_cases = dcache_oplog_test_cases,
+};
+
+kunit_test_suite(dcache_oplog_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests of OpLog dentry reference counts");
+MODULE_LICENSE("GPL");
