@@ -318,9 +318,10 @@ static const char * const lat_names[] = {
  *	covers everything a mechanism costs: for call_rcu() the
  *	grace-period kthread, the scheduler-tick work, the ticks that stay
  *	on while callbacks are queued and the RCU_SOFTIRQ that invokes
- *	them; for QDo the daemons, their hrtimer and the hooks.  Only meaningful on an otherwise idle system, so it is left
- *	out when the baseline shows the CPUs more than half busy (the
- *	loaded runs of qdo_latency) or without NOHZ.
+ *	them; for QDo the daemons, their hrtimer and the hooks.  Only
+ *	meaningful on an otherwise idle system, so it is left out when the
+ *	baseline shows the CPUs more than half busy (the loaded runs of
+ *	qdo_latency) or without NOHZ.
  * kthread: run time (task_sched_runtime()) of the mechanism's kthreads:
  *	"qdo/N" for QDo; "rcu_preempt"/"rcu_sched", "rcu_exp_*", "rcuc/N",
  *	"rcuog/N", "rcuop/N", "rcub/N" for RCU (not "rcu_tasks*").  Valid

@@ -5,10 +5,11 @@
  * /sys/kernel/debug/qdo_test/latency (lib/test_qdo.c), on an idle system
  * and with every CPU busy in user mode.  CPU cost: kthread_us_per_cb (the
  * mechanism's kthreads) always, cpu_us_per_cb (all non-idle CPU time over
- * a quiet baseline) on the idle runs only.  The kernel prints RESULT lines; this program re-prints them with
- * the load ("idle_" or "loaded_") in front of the mode.  Numbers only:
- * nothing here asserts on speed.  The common benchmark options (-w, -m,
- * -r, -q, -c) are accepted and ignored: the kernel side sets the sizes.
+ * a quiet baseline) on the idle runs only.  The kernel prints RESULT
+ * lines; this program re-prints them with the load ("idle_" or "loaded_")
+ * in front of the mode.  Numbers only: nothing here asserts on speed.
+ * The common benchmark options (-w, -m, -r, -q, -c) are accepted and
+ * ignored: the kernel side sets the sizes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
