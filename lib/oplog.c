@@ -42,6 +42,7 @@
 
 #define pr_fmt(fmt) "oplog: " fmt
 
+#include <linux/cpufeature.h>
 #include <linux/cpuhotplug.h>
 #include <linux/debugfs.h>
 #include <linux/export.h>
@@ -61,7 +62,6 @@
 #include <linux/spinlock.h>
 #include <asm/local.h>
 #ifdef CONFIG_X86_TSC
-#include <asm/cpufeature.h>
 #include <asm/msr.h>
 #include <asm/tsc.h>
 #endif
