@@ -215,7 +215,8 @@ static inline bool oplog_exact_bits(void)
 static inline unsigned int oplog_slot(const struct oplog_type *type,
 				      const struct oplog_obj *obj)
 {
-	return hash_ptr((void *)obj, type->slot_bits);
+	/* hash_ptr(p, 0) would shift a u64 by 64. */
+	return type->slot_bits ? hash_ptr((void *)obj, type->slot_bits) : 0;
 }
 
 /* @cpu's log cache, if it was ever instantiated; caches live until unregister. */
