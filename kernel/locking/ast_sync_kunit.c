@@ -270,6 +270,20 @@ static void ast_test_select_filter(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, ast_is_waiter(&tq->plain));
 }
 
+/*
+ * Expect @want to be the waiter chosen for @state, then dequeue it as its
+ * wake-up would, so that the next call sees the rest of the queue.
+ */
+static void ast_expect_select_del(struct kunit *test, struct ast_test_queue *tq,
+				  int state, struct ast_waiter *want)
+{
+	bool others;
+
+	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, state,
+						    &others), want);
+	plist_del(&want->q.list, &tq->chain);
+}
+
 /* Real-time waiters come first, by priority; FIFO within a priority. */
 static void ast_test_select_prio(struct kunit *test)
 {
@@ -282,15 +296,9 @@ static void ast_test_select_prio(struct kunit *test)
 	ast_test_add_waiter(tq, 3, BIT_ULL(0), &tq->key, 10);
 	ast_test_add_waiter(tq, 4, BIT_ULL(1), &tq->key, 0);
 
-	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 0,
-						    &others), &tq->w[2]);
-	plist_del(&tq->w[2].q.list, &tq->chain);
-	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 0,
-						    &others), &tq->w[3]);
-	plist_del(&tq->w[3].q.list, &tq->chain);
-	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 0,
-						    &others), &tq->w[1]);
-	plist_del(&tq->w[1].q.list, &tq->chain);
+	ast_expect_select_del(test, tq, 0, &tq->w[2]);
+	ast_expect_select_del(test, tq, 0, &tq->w[3]);
+	ast_expect_select_del(test, tq, 0, &tq->w[1]);
 	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 0,
 						    &others), &tq->w[0]);
 	KUNIT_EXPECT_TRUE(test, others);
@@ -320,15 +328,9 @@ static void ast_test_select_retry(struct kunit *test)
 			    ast_queue_prio(30, 1));
 
 	/* The RT waiter first, then the losers in FIFO order. */
-	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 0,
-						    &others), &tq->w[4]);
-	plist_del(&tq->w[4].q.list, &tq->chain);
-	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 0,
-						    &others), &tq->w[2]);
-	plist_del(&tq->w[2].q.list, &tq->chain);
-	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 0,
-						    &others), &tq->w[3]);
-	plist_del(&tq->w[3].q.list, &tq->chain);
+	ast_expect_select_del(test, tq, 0, &tq->w[4]);
+	ast_expect_select_del(test, tq, 0, &tq->w[2]);
+	ast_expect_select_del(test, tq, 0, &tq->w[3]);
 	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 0,
 						    &others), &tq->w[0]);
 	KUNIT_EXPECT_TRUE(test, others);
