@@ -15,6 +15,9 @@
 #   scalable_cpus    comma list of worker counts for the benchmarks
 #   scalable_inject  none | warn | panic | hang  (harness self-tests)
 #   scalable_kmemleak 1: scan for leaks after the tests (debug kernels)
+#   scalable_own     0: skip the series' own kselftests (diagnostic boots,
+#                    e.g. the upstream ones with dcache_oplog=off)
+#   scalable_upstream  comma list: run only these upstream collections
 
 PATH=/bin:/sbin:/usr/bin:/usr/sbin
 export PATH
@@ -89,9 +92,49 @@ if [ "${scalable_kmemleak:-0}" = 1 ] && [ -w /sys/kernel/debug/kmemleak ]; then
 	echo clear > /sys/kernel/debug/kmemleak
 fi
 
+# The dentry OpLog (fs/dcache_oplog.c): its switch and counters, one line.
+oplog_switch=/sys/kernel/debug/dcache_oplog/enabled
+oplog_stats=/sys/kernel/debug/oplog/dentry/stats
+dcache_oplog_state() {
+	if [ ! -r "$oplog_switch" ] || [ ! -r "$oplog_stats" ]; then
+		echo "absent"
+		return
+	fi
+	echo "enabled=$(cat "$oplog_switch")" \
+	     $(sed -n 's/^\(hits\|misses\|evictions\|syncs\|flushes\) \(.*\)/\1=\2/p' \
+		   "$oplog_stats") \
+	     "logs=$(cat /sys/kernel/debug/dcache_oplog/logs)"
+}
+
 cd /opt/kselftest || { say "no kselftests installed"; finish; }
-./run_kselftest.sh -o "$tmo" > "$out" 2>&1
-say "kselftest rc=$?"
+# The series' own kselftests first, then the upstream ones: the runner
+# would take the collections in alphabetical order, and the upstream tests
+# must run after stat_bench and dcache_oplog_test, which flip the dentry
+# OpLog switch and must leave it as they found it.  The host checks the
+# switch below and that the OpLog counted references during the upstream
+# tests.  Each run prints its own TAP plan per collection.
+if [ -n "$scalable_upstream" ]; then
+	upstream=$(echo "$scalable_upstream" | tr , ' ')
+else
+	upstream=$(cut -d: -f1 kselftest-list.txt | sort -u | grep -vx scalable)
+fi
+say "dcache_oplog at start: $(dcache_oplog_state)"
+if [ "${scalable_own:-1}" = 1 ] && grep -q '^scalable:' kselftest-list.txt; then
+	./run_kselftest.sh -o "$tmo" -c scalable > "$out" 2>&1
+	say "kselftest scalable rc=$?"
+fi
+if [ -n "$upstream" ]; then
+	cols=""
+	for c in $upstream; do
+		cols="$cols -c $c"
+	done
+	say "upstream selftests:" $upstream
+	say "dcache_oplog before: $(dcache_oplog_state)"
+	# shellcheck disable=SC2086
+	./run_kselftest.sh -o "$tmo" $cols > "$out" 2>&1
+	say "kselftest upstream rc=$?"
+	say "dcache_oplog after: $(dcache_oplog_state)"
+fi
 
 if [ "${scalable_kmemleak:-0}" = 1 ] && [ -w /sys/kernel/debug/kmemleak ]; then
 	echo scan > /sys/kernel/debug/kmemleak

@@ -29,9 +29,37 @@ OUT = os.environ.get('SCALABLE_OUT') or os.path.join(TOP, 'out')
 PATCHES = os.path.join(TOP, 'patches')
 
 FLAVOURS = ('release', 'debug')
-SELFTEST_TARGETS = ('scalable',)
 BENCHMARKS = ('stat_bench', 'fork_bench', 'fork_truncate', 'inotify_bench', 'ast_bench',
 	      'qdo_latency', 'counter_bench', 'oplog_list')
+# The series' own kselftests, then the upstream 6.12 targets that exercise
+# path lookup and the dcache (rename, unlink, rmdir, umount, d_invalidate,
+# symlinks and magic links, O_TMPFILE) and that run in the busybox guest;
+# init.sh runs the upstream ones after the series' own, with the dentry
+# OpLog on, and prints its counters around them.  README.md says why the
+# other candidates (exec, filesystems, mount, mount_setattr, ...) are not
+# here.
+SELFTEST_TARGETS = ('scalable', 'fchmodat2', 'openat2', 'proc', 'tmpfs')
+# Targets whose Makefile builds with -fsanitize=address (gcc cannot link
+# that statically): built as upstream builds them, dynamically linked, with
+# their shared libraries copied into the initramfs.
+DYNAMIC_TARGETS = ('fchmodat2', 'openat2')
+# Tests of those targets that cannot run in this guest: test -> (the kernel
+# flavours it is not run on, why).  Taken out of the run list at install
+# time and reported as skipped ("not run").
+EXCLUDED_TESTS = {
+	'proc:proc-loadavg-001': (FLAVOURS, 'needs CONFIG_PID_NS '
+				  '(unshare(CLONE_NEWPID) is EINVAL)'),
+	'proc:setns-dcache': (FLAVOURS, 'needs CONFIG_NET_NS, hence networking '
+			      '(unshare(CLONE_NEWNET) is EINVAL)'),
+	'proc:setns-sysvipc': (FLAVOURS, 'needs CONFIG_IPC_NS '
+			       '(unshare(CLONE_NEWIPC) is EINVAL)'),
+}
+
+
+def excluded_tests(flavour):
+	"""EXCLUDED_TESTS of @flavour: {test: why}."""
+	return {t: why for t, (fls, why) in EXCLUDED_TESTS.items() if flavour in fls}
+
 
 # Debian packages the harness needs, with a file that proves each present.
 PACKAGES = {
@@ -513,15 +541,101 @@ def build_env():
 
 
 def build_selftests(src, obj, flavour):
+	"""Install SELFTEST_TARGETS into build/<flavour>/kselftest-install.
+
+	The static targets and DYNAMIC_TARGETS are built by two make runs and
+	merged into one install tree (one kselftest-list.txt).  The selftests
+	Makefile only fails when every target fails to build, so check that each
+	target installed every test it lists.
+	"""
 	inst = os.path.join(obj, 'kselftest-install')
 	shutil.rmtree(inst, ignore_errors=True)
-	cmd = ['make', '-C', os.path.join(src, 'tools', 'testing', 'selftests'),
-	       'O=' + obj, 'TARGETS=' + ' '.join(SELFTEST_TARGETS),
-	       'KHDR_INCLUDES=-isystem ' + os.path.join(obj, 'usr', 'include'),
-	       'LDFLAGS=-static', 'INSTALL_PATH=' + inst, '-j' + str(host_cpus()), '-s', 'install']
-	run(cmd)
+	static = [t for t in SELFTEST_TARGETS if t not in DYNAMIC_TARGETS]
+	dynamic = [t for t in SELFTEST_TARGETS if t in DYNAMIC_TARGETS]
+
+	def make_install(targets, path, ldflags):
+		run(['make', '-C', os.path.join(src, 'tools', 'testing', 'selftests'),
+		     'O=' + obj, 'TARGETS=' + ' '.join(targets),
+		     'KHDR_INCLUDES=-isystem ' + os.path.join(obj, 'usr', 'include'),
+		     'INSTALL_PATH=' + path, '-j' + str(host_cpus()), '-s', 'install'] + ldflags)
+
+	make_install(static, inst, ['LDFLAGS=-static'])
 	if not os.path.exists(os.path.join(inst, 'run_kselftest.sh')):
 		raise HarnessError('kselftest install produced no run_kselftest.sh')
+	if dynamic:
+		dyn = inst + '.dynamic'
+		shutil.rmtree(dyn, ignore_errors=True)
+		make_install(dynamic, dyn, [])
+		with open(os.path.join(dyn, 'kselftest-list.txt')) as f:
+			extra = f.read()
+		with open(os.path.join(inst, 'kselftest-list.txt'), 'a') as f:
+			f.write(extra)
+		for t in dynamic:
+			if os.path.isdir(os.path.join(dyn, t)):
+				shutil.move(os.path.join(dyn, t), os.path.join(inst, t))
+		shutil.rmtree(dyn)
+	check_selftest_install(inst)
+	exclude_tests(os.path.join(inst, 'kselftest-list.txt'), flavour)
+
+
+def exclude_tests(listing, flavour):
+	"""Take @flavour's EXCLUDED_TESTS out of the runner's list."""
+	with open(listing) as f:
+		lines = [line.strip() for line in f if line.strip()]
+	stale = sorted(set(EXCLUDED_TESTS) - set(lines))
+	if stale:
+		raise HarnessError('EXCLUDED_TESTS names tests that were not built: ' +
+				   ' '.join(stale))
+	out = excluded_tests(flavour)
+	with open(listing, 'w') as f:
+		f.write(''.join(line + '\n' for line in lines if line not in out))
+
+
+def check_selftest_install(inst):
+	"""Every target listed, every listed test present and executable."""
+	listed = {}
+	with open(os.path.join(inst, 'kselftest-list.txt')) as f:
+		for line in f:
+			line = line.strip()
+			if line:
+				col, test = line.split(':', 1)
+				listed.setdefault(col, []).append(test)
+	bad = []
+	for t in SELFTEST_TARGETS:
+		if t not in listed:
+			bad.append('%s: no tests installed' % t)
+		for test in listed.get(t, []):
+			path = os.path.join(inst, t, test)
+			if not os.access(path, os.X_OK):
+				bad.append('%s: %s was not built' % (t, test))
+	if bad:
+		raise HarnessError('kselftest build incomplete:\n  ' + '\n  '.join(bad))
+
+
+def elf_interpreter(path):
+	"""True if @path is an ELF executable with a program interpreter."""
+	with open(path, 'rb') as f:
+		head = f.read(4)
+	if head != b'\x7fELF':
+		return False
+	r = subprocess.run(['readelf', '-l', '-W', path], capture_output=True, text=True)
+	return 'Requesting program interpreter' in r.stdout
+
+
+def shared_libraries(paths):
+	"""The host files (loader included) that dynamic executables @paths load."""
+	libs = set()
+	for p in paths:
+		r = subprocess.run(['ldd', p], capture_output=True, text=True)
+		if r.returncode != 0:
+			raise HarnessError('ldd %s failed: %s' % (p, r.stderr.strip()))
+		for line in r.stdout.splitlines():
+			m = re.match(r'\s*(?:\S+ => )?(/\S+) \(0x', line)
+			if m:
+				libs.add(m.group(1))
+			elif '=> not found' in line:
+				raise HarnessError('%s needs %s, not found on the host' % (p, line.strip()))
+	return sorted(libs)
 
 
 def build_initramfs(obj, flavour):
@@ -548,6 +662,17 @@ def build_initramfs(obj, flavour):
 	os.chmod(os.path.join(root, 'init'), 0o755)
 	run(['cp', '-a', os.path.join(obj, 'kselftest-install'), os.path.join(root, 'opt', 'kselftest')],
 	    quiet=True)
+	# Shared libraries of the dynamically linked kselftests (DYNAMIC_TARGETS),
+	# at their host paths: the loader finds them in its default directories.
+	dyn = []
+	for t in DYNAMIC_TARGETS:
+		for d, _, names in os.walk(os.path.join(root, 'opt', 'kselftest', t)):
+			dyn += [os.path.join(d, n) for n in names
+				if elf_interpreter(os.path.join(d, n))]
+	for lib in shared_libraries(dyn):
+		dst = os.path.join(root, lib.lstrip('/'))
+		os.makedirs(os.path.dirname(dst), exist_ok=True)
+		shutil.copy(lib, dst)
 	with open(os.path.join(root, 'etc', 'passwd'), 'w') as f:
 		f.write('root:x:0:0:root:/root:/bin/sh\n')
 	img = os.path.join(obj, 'initramfs.cpio.gz')
@@ -618,7 +743,11 @@ def tcg_tsc_param(accel):
 def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None):
 	"""Boot once; return dict with console and tap logs and how it ended."""
 	os.makedirs(logdir, exist_ok=True)
-	name = '%s-smp%d%s' % (flavour, smp, '' if inject == 'none' else '-inject-' + inject)
+	# KERNEL_ARGS: extra kernel command-line words, e.g. dcache_oplog=off to
+	# run the tests on the stock dentry path; their logs get their own names.
+	kargs = ' '.join(os.environ.get('KERNEL_ARGS', '').split())
+	name = '%s-smp%d%s%s' % (flavour, smp, '' if inject == 'none' else '-inject-' + inject,
+				 '-' + re.sub(r'[^A-Za-z0-9]+', '_', kargs) if kargs else '')
 	console = os.path.join(logdir, name + '.console.log')
 	tap = os.path.join(logdir, name + '.tap.log')
 	append = ('console=ttyS0 panic=-1 oops=panic loglevel=7 '
@@ -628,6 +757,8 @@ def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None):
 		append += ' scalable_cpus=' + cpus
 	if flavour == 'debug':
 		append += ' kmemleak=on'
+	if kargs:
+		append += ' ' + kargs
 	accel = 'kvm' if kvm_works() else 'tcg'
 	mem = '2G'
 	for attempt in (1, 2):
@@ -652,7 +783,8 @@ def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None):
 	taptext = open(tap, errors='replace').read()
 	return {'name': name, 'flavour': flavour, 'smp': smp, 'accel': accel, 'mode': mode,
 		'console': console, 'tap': tap, 'console_text': con, 'tap_text': taptext,
-		'ended': ended or 'exit', 'qemu_rc': proc.returncode, 'seconds': secs}
+		'ended': ended or 'exit', 'qemu_rc': proc.returncode, 'seconds': secs,
+		'append': append}
 
 
 def watch_guest(cmd, console, tap, accel, timeout):
@@ -749,19 +881,99 @@ def parse_kunit(src, b, logdir):
 
 
 def parse_kselftest(text):
-	"""Top-level results of run_kselftest.sh (TAP 13) and nested subtests."""
-	top, sub = [], []
-	plan = None
+	"""Results of run_kselftest.sh (TAP 13) and their nested subtests.
+
+	The runner prints one TAP plan per collection (target), and init.sh runs
+	it more than once, so the output is a sequence of blocks, each with its
+	plan.  Every result carries its target; a subtest (a line indented by
+	the runner's "# ") belongs to the test whose "# selftests: T: N" header
+	precedes it.  A SKIP directive marks a skip, never a pass.
+	"""
+	top, sub, blocks = [], [], []
+	target = None
 	for line in text.splitlines():
 		m = re.match(r'1\.\.(\d+)$', line)
-		if m and plan is None:
-			plan = int(m.group(1))
+		if m:
+			blocks.append({'plan': int(m.group(1)), 'results': 0})
+			continue
+		m = re.match(r'# selftests: (\S+): ', line)
+		if m:
+			target = m.group(1)
+			continue
 		m = re.match(r'(# )?(not ok|ok) (\d+) (.*?)(?:\s+#\s*(.*))?$', line)
 		if m:
-			t = {'ok': m.group(2) == 'ok', 'name': m.group(4),
+			name = m.group(4)
+			t = {'ok': m.group(2) == 'ok', 'name': name,
 			     'skip': (m.group(5) or '').upper().startswith('SKIP')}
-			(sub if m.group(1) else top).append(t)
-	return {'plan': plan, 'top': top, 'sub': sub}
+			if m.group(1):
+				t['target'] = target
+				sub.append(t)
+			else:
+				mt = re.match(r'selftests: (\S+): ', name)
+				t['target'] = mt.group(1) if mt else target
+				top.append(t)
+				if blocks:
+					blocks[-1]['results'] += 1
+	plan = sum(b['plan'] for b in blocks) if blocks else None
+	return {'plan': plan, 'blocks': blocks, 'top': top, 'sub': sub}
+
+
+def kselftest_counts(kst, target=None, flavour=None):
+	"""Pass/skip/fail counts of tests and subtests, of one target or all.
+
+	The tests that EXCLUDED_TESTS keeps from running on @flavour count as
+	skipped.
+	"""
+	top = [t for t in kst['top'] if target is None or t['target'] == target]
+	sub = [t for t in kst['sub'] if target is None or t['target'] == target]
+	excluded = [t for t in (excluded_tests(flavour) if flavour else {})
+		    if t.split(':')[0] in SELFTEST_TARGETS and
+		    (target is None or t.split(':')[0] == target)]
+	return {'passed': sum(1 for t in top if t['ok'] and not t['skip']),
+		'failed': sum(1 for t in top if not t['ok']),
+		'skipped': sum(1 for t in top if t['skip']) + len(excluded),
+		'subtests_passed': sum(1 for t in sub if t['ok'] and not t['skip']),
+		'subtests_failed': sum(1 for t in sub if not t['ok'] and not t['skip']),
+		'subtests_skipped': sum(1 for t in sub if t['skip'])}
+
+
+def parse_dcache_oplog(console):
+	"""init.sh's "dcache_oplog <when>: enabled=1 hits=N ..." lines, by <when>."""
+	states = {}
+	for m in re.finditer(r'SCALABLE: dcache_oplog (at start|before|after): (.*)', console):
+		st = {}
+		for kv in m.group(2).split():
+			k, _, v = kv.partition('=')
+			if v.isdigit():
+				st[k] = int(v)
+		states[m.group(1)] = st
+	return states
+
+
+def check_dcache_oplog(states, append):
+	"""Problems with the dentry OpLog around the upstream selftests.
+
+	The series' tests must leave the switch as they found it; the upstream
+	tests must run with it on (unless the boot asked for dcache_oplog=off)
+	and the OpLog must have counted references meanwhile.
+	"""
+	problems = []
+	start, before, after = (states.get(k) for k in ('at start', 'before', 'after'))
+	if not (start and before and after):
+		return ['dcache_oplog: init.sh printed no switch and counters around the '
+			'upstream selftests (is CONFIG_DCACHE_OPLOG on and debugfs mounted?)']
+	if start.get('enabled') != before.get('enabled'):
+		problems.append('dcache_oplog: the series\' kselftests left the switch at %s, '
+				'found at %s' % (before.get('enabled'), start.get('enabled')))
+	off = 'dcache_oplog=off' in append.split()
+	if before.get('enabled') != (0 if off else 1):
+		problems.append('dcache_oplog: switch %s during the upstream selftests, '
+				'expected %s' % (before.get('enabled'), 0 if off else 1))
+	if not off and after.get('hits', 0) <= before.get('hits', 0):
+		problems.append('dcache_oplog: no per-CPU reference was counted during the '
+				'upstream selftests (hits %s -> %s)' %
+				(before.get('hits'), after.get('hits')))
+	return problems
 
 
 def parse_results(text):
@@ -798,14 +1010,29 @@ def analyze(src, b, logdir, expect_done=True):
 	if expect_done and kunit['passed'] == 0:
 		problems.append('KUnit: no test ran')
 	kst = parse_kselftest(b['tap_text'])
+	oplog = parse_dcache_oplog(con)
 	if expect_done:
 		if kst['plan'] is None:
 			problems.append('kselftest: no TAP plan in the output')
-		elif len(kst['top']) != kst['plan']:
-			problems.append('kselftest: plan 1..%d but %d results' % (kst['plan'], len(kst['top'])))
+		for blk in kst['blocks']:
+			if blk['results'] != blk['plan']:
+				problems.append('kselftest: plan 1..%d but %d results' %
+						(blk['plan'], blk['results']))
+		# Diagnostic boots (KERNEL_ARGS) may run only some of the targets.
+		args = b.get('append', '').split()
+		only = [a.split('=', 1)[1] for a in args if a.startswith('scalable_upstream=')]
+		for t in SELFTEST_TARGETS:
+			if t == 'scalable' and 'scalable_own=0' in args:
+				continue
+			if t != 'scalable' and only and t not in only[0].split(','):
+				continue
+			if not any(r['target'] == t for r in kst['top']):
+				problems.append('kselftest: no result from target %s' % t)
+		if any(t != 'scalable' for t in SELFTEST_TARGETS):
+			problems += check_dcache_oplog(oplog, b.get('append', ''))
 	results = parse_results(b['tap_text'])
 	if expect_done:
-		for bench in BENCHMARKS:
+		for bench in BENCHMARKS if 'scalable_own=0' not in b.get('append', '').split() else ():
 			if not any(r['bench'] == bench for r in results):
 				problems.append('benchmark %s printed no RESULT line' % bench)
 	for t in kst['top']:
@@ -817,12 +1044,10 @@ def analyze(src, b, logdir, expect_done=True):
 	summary = {'boot': b['name'], 'flavour': b['flavour'], 'smp': b['smp'], 'accel': b['accel'],
 		   'mode': b['mode'], 'seconds': round(b['seconds'], 1), 'ended': b['ended'],
 		   'kunit': {k: kunit[k] for k in ('passed', 'failed', 'skipped', 'crashed', 'suites')},
-		   'kselftest': {'plan': kst['plan'],
-				 'passed': sum(1 for t in kst['top'] if t['ok'] and not t['skip']),
-				 'failed': sum(1 for t in kst['top'] if not t['ok']),
-				 'skipped': sum(1 for t in kst['top'] if t['skip']),
-				 'subtests_passed': sum(1 for t in kst['sub'] if t['ok']),
-				 'subtests_failed': sum(1 for t in kst['sub'] if not t['ok'] and not t['skip'])},
+		   'kselftest': dict(kselftest_counts(kst, flavour=b['flavour']), plan=kst['plan']),
+		   'targets': {t: kselftest_counts(kst, t, b['flavour']) for t in SELFTEST_TARGETS},
+		   'not_run': excluded_tests(b['flavour']),
+		   'dcache_oplog': oplog,
 		   'results': results,
 		   'console': os.path.relpath(b['console'], TOP), 'tap': os.path.relpath(b['tap'], TOP),
 		   'problems': problems}
@@ -893,8 +1118,25 @@ def write_report(summaries, title):
 			  (k['passed'], k['failed'], k['skipped'], k['crashed'],
 			   ', '.join(k['suites']) or 'none'))
 		md.append('- kselftest: %d passed, %d failed, %d skipped of %s; subtests %d passed, '
-			  '%d failed' % (t['passed'], t['failed'], t['skipped'], t['plan'],
-					 t['subtests_passed'], t['subtests_failed']))
+			  '%d failed, %d skipped' % (t['passed'], t['failed'], t['skipped'], t['plan'],
+						     t['subtests_passed'], t['subtests_failed'],
+						     t['subtests_skipped']))
+		for name, c in s.get('targets', {}).items():
+			md.append('  - %s: %d passed, %d failed, %d skipped; subtests %d passed, '
+				  '%d failed, %d skipped' %
+				  (name, c['passed'], c['failed'], c['skipped'], c['subtests_passed'],
+				   c['subtests_failed'], c['subtests_skipped']))
+			for test, why in s.get('not_run', {}).items():
+				if test.split(':')[0] == name:
+					md.append('    - skipped (not run): %s: %s' % (test, why))
+		ops = s.get('dcache_oplog', {})
+		if 'before' in ops and 'after' in ops:
+			b, a = ops['before'], ops['after']
+			md.append('- dentry OpLog during the upstream kselftests: switch %s; ' %
+				  b.get('enabled') + ', '.join(
+					  '%s %d -> %d (+%d)' % (k, b[k], a[k], a[k] - b[k])
+					  for k in ('hits', 'misses', 'syncs', 'flushes')
+					  if k in a and k in b))
 		md.append('- console: `%s`, TAP: `%s`' % (s['console'], s['tap']))
 		if s['problems']:
 			md.append('- **FAILED:**')

@@ -86,6 +86,40 @@ ok 2 selftests: scalable: inotify_bench # SKIP
 """
 
 
+# init.sh runs the upstream targets in a second run_kselftest.sh; the runner
+# prints one plan per collection.
+UPSTREAM = """\
+# SCALABLE: dcache_oplog before: enabled=1 hits=100 misses=20 syncs=7 flushes=3 logs=2
+TAP version 13
+1..2
+# overriding timeout to 900
+# selftests: openat2: openat2_test
+# TAP version 13
+# 1..3
+# ok 1 openat2 with valid how
+# ok 2 openat2 with RESOLVE_CACHED # SKIP not supported
+# not ok 3 openat2 with bad flags
+# # Totals: pass:1 fail:1 xfail:0 xpass:0 skip:1 error:0
+not ok 1 selftests: openat2: openat2_test # exit=1
+# selftests: openat2: resolve_test
+# ok 1 resolve
+ok 2 selftests: openat2: resolve_test
+TAP version 13
+1..2
+# selftests: tmpfs: bug-link-o-tmpfile
+ok 1 selftests: tmpfs: bug-link-o-tmpfile # SKIP
+"""
+
+OPLOG_CONSOLE = """\
+SCALABLE: dcache_oplog at start: enabled=1 hits=0 misses=0 evictions=0 syncs=0 flushes=0 logs=0
+SCALABLE: kselftest scalable rc=0
+SCALABLE: upstream selftests: openat2 tmpfs
+SCALABLE: dcache_oplog before: enabled=1 hits=100 misses=20 evictions=0 syncs=7 flushes=3 logs=2
+SCALABLE: kselftest upstream rc=0
+SCALABLE: dcache_oplog after: enabled=1 hits=900 misses=60 evictions=1 syncs=50 flushes=9 logs=4
+"""
+
+
 class KselftestTest(unittest.TestCase):
 	def test_parse(self):
 		k = S.parse_kselftest(KSELFTEST)
@@ -95,6 +129,121 @@ class KselftestTest(unittest.TestCase):
 		self.assertTrue(k['top'][1]['skip'])
 		self.assertEqual([t['ok'] for t in k['sub']], [True, False, True])
 		self.assertTrue(k['sub'][2]['skip'])
+
+	def test_blocks_and_targets(self):
+		k = S.parse_kselftest(KSELFTEST + UPSTREAM)
+		self.assertEqual([(b['plan'], b['results']) for b in k['blocks']],
+				 [(2, 2), (2, 2), (2, 1)])
+		self.assertEqual(k['plan'], 6)
+		self.assertEqual([t['target'] for t in k['top']],
+				 ['scalable', 'scalable', 'openat2', 'openat2', 'tmpfs'])
+		self.assertEqual([t['target'] for t in k['sub']],
+				 ['scalable'] * 3 + ['openat2'] * 4)
+
+	def test_skips_are_not_passes(self):
+		k = S.parse_kselftest(KSELFTEST + UPSTREAM)
+		self.assertEqual(S.kselftest_counts(k, 'openat2'),
+				 {'passed': 1, 'failed': 1, 'skipped': 0, 'subtests_passed': 2,
+				  'subtests_failed': 1, 'subtests_skipped': 1})
+		self.assertEqual(S.kselftest_counts(k, 'tmpfs'),
+				 {'passed': 0, 'failed': 0, 'skipped': 1, 'subtests_passed': 0,
+				  'subtests_failed': 0, 'subtests_skipped': 0})
+		self.assertEqual(S.kselftest_counts(k)['subtests_skipped'], 2)
+
+	def test_analyze_upstream(self):
+		"""A short block, a missing target and a failure all fail the boot."""
+		b = {'name': 't', 'flavour': 'release', 'smp': 2, 'accel': 'tcg', 'mode': 'test',
+		     'seconds': 1.0, 'ended': 'exit', 'qemu_rc': 0, 'append': '',
+		     'console': os.path.join(S.TOP, 'c.log'), 'tap': os.path.join(S.TOP, 't.log'),
+		     'console_text': CLEAN_BOOT + OPLOG_CONSOLE, 'tap_text': KSELFTEST + UPSTREAM}
+		with tempfile.TemporaryDirectory() as d, \
+		     mock.patch.object(S, 'SELFTEST_TARGETS', ('scalable', 'openat2', 'proc')), \
+		     mock.patch.object(S, 'BENCHMARKS', ()), \
+		     mock.patch.object(S, 'parse_kunit', return_value={
+			     'rc': 0, 'passed': 1, 'failed': 0, 'skipped': 0, 'crashed': 0,
+			     'suites': [], 'output': ''}), \
+		     contextlib.redirect_stdout(io.StringIO()):
+			ok, problems, summary = S.analyze(d, b, d)
+		self.assertFalse(ok)
+		self.assertIn('kselftest: plan 1..2 but 1 results', problems)
+		self.assertIn('kselftest: no result from target proc', problems)
+		self.assertIn('kselftest failed: selftests: openat2: openat2_test', problems)
+		self.assertFalse([p for p in problems if p.startswith('dcache_oplog')])
+		self.assertEqual(summary['targets']['openat2']['subtests_skipped'], 1)
+
+
+class InstallTest(unittest.TestCase):
+	"""The selftest install checks: nothing missing runs as if it passed."""
+
+	def install(self, d, listing, built):
+		with open(os.path.join(d, 'kselftest-list.txt'), 'w') as f:
+			f.write(listing)
+		for t in built:
+			os.makedirs(os.path.join(d, os.path.dirname(t)), exist_ok=True)
+			with open(os.path.join(d, t), 'w') as f:
+				f.write('#!/bin/sh\n')
+			os.chmod(os.path.join(d, t), 0o755)
+
+	def test_missing_program_and_target(self):
+		with tempfile.TemporaryDirectory() as d, \
+		     mock.patch.object(S, 'SELFTEST_TARGETS', ('scalable', 'openat2', 'tmpfs')):
+			self.install(d, 'scalable:a\nopenat2:b\nopenat2:c\n',
+				     ['scalable/a', 'openat2/b'])
+			with self.assertRaises(S.HarnessError) as cm:
+				S.check_selftest_install(d)
+		self.assertIn('openat2: c was not built', str(cm.exception))
+		self.assertIn('tmpfs: no tests installed', str(cm.exception))
+
+	def test_exclude(self):
+		ex = {'proc:x': (('release', 'debug'), 'needs y'), 'proc:z': (('debug',), 'slow')}
+		with tempfile.TemporaryDirectory() as d, \
+		     mock.patch.object(S, 'EXCLUDED_TESTS', ex):
+			self.install(d, 'proc:w\nproc:x\nproc:z\n', [])
+			S.exclude_tests(os.path.join(d, 'kselftest-list.txt'), 'release')
+			with open(os.path.join(d, 'kselftest-list.txt')) as f:
+				self.assertEqual(f.read(), 'proc:w\nproc:z\n')
+			# an exclusion of a test that is not built is stale: refuse it
+			with self.assertRaises(S.HarnessError):
+				S.exclude_tests(os.path.join(d, 'kselftest-list.txt'), 'debug')
+
+	def test_excluded_count_as_skipped(self):
+		k = S.parse_kselftest('TAP version 13\n1..1\n# selftests: proc: w\n'
+				      'ok 1 selftests: proc: w\n')
+		with mock.patch.object(S, 'EXCLUDED_TESTS', {'proc:x': (('debug',), 'needs y')}), \
+		     mock.patch.object(S, 'SELFTEST_TARGETS', ('proc',)):
+			c = S.kselftest_counts(k, 'proc', 'debug')
+			r = S.kselftest_counts(k, 'proc', 'release')
+		self.assertEqual((c['passed'], c['skipped'], c['failed']), (1, 1, 0))
+		self.assertEqual((r['passed'], r['skipped'], r['failed']), (1, 0, 0))
+
+
+class DcacheOplogTest(unittest.TestCase):
+	def test_parse(self):
+		st = S.parse_dcache_oplog(OPLOG_CONSOLE)
+		self.assertEqual(st['before']['hits'], 100)
+		self.assertEqual(st['after']['syncs'], 50)
+		self.assertEqual(st['at start']['enabled'], 1)
+		self.assertEqual(S.check_dcache_oplog(st, ''), [])
+
+	def test_no_hits(self):
+		st = S.parse_dcache_oplog(OPLOG_CONSOLE.replace('hits=900', 'hits=100'))
+		self.assertIn('no per-CPU reference', ' '.join(S.check_dcache_oplog(st, '')))
+
+	def test_switch_left_off(self):
+		st = S.parse_dcache_oplog(OPLOG_CONSOLE.replace('before: enabled=1',
+								 'before: enabled=0'))
+		p = ' '.join(S.check_dcache_oplog(st, ''))
+		self.assertIn('left the switch at 0', p)
+		self.assertIn('switch 0 during the upstream selftests', p)
+
+	def test_off_boot(self):
+		st = S.parse_dcache_oplog(OPLOG_CONSOLE.replace('enabled=1', 'enabled=0').
+					  replace('hits=900', 'hits=100'))
+		self.assertEqual(S.check_dcache_oplog(st, 'console=ttyS0 dcache_oplog=off'), [])
+		self.assertTrue(S.check_dcache_oplog(st, 'console=ttyS0'))
+
+	def test_missing(self):
+		self.assertTrue(S.check_dcache_oplog(S.parse_dcache_oplog(CLEAN_BOOT), ''))
 
 	def test_results(self):
 		r = S.parse_results(KSELFTEST)
