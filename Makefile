@@ -6,7 +6,7 @@
 #   make run      main job: build, boot, test, benchmark, report (MODE=full|quick)
 #   make test     what CI runs: release + debug kernels, all tests, splat check
 #   make series   export the patch series to out/series/ and check it applies
-#   make check    checkpatch --strict, sparse, W=1 and coccicheck
+#   make check    checkpatch --strict, sparse, W=1, coccicheck, kernel-doc
 #
 # Variables: MODE=full|quick (make run), SMP=<guest CPUs, default host CPUs>,
 # CPUS=<benchmark worker counts, e.g. 1,2,4>, FLAVOURS="release debug",

@@ -67,7 +67,7 @@
 #endif
 
 enum oplog_stat {
-	OPLOG_STAT_QUEUED,		/* operations accepted */
+	OPLOG_STAT_QUEUED,		/* operations accepted (shown: + hits) */
 	OPLOG_STAT_HITS,		/* ... through the lockless hit path */
 	OPLOG_STAT_MISSES,		/* slow path: no log of the object */
 	OPLOG_STAT_EVICTIONS,		/* slot conflicts that evicted a victim */
@@ -550,15 +550,21 @@ EXPORT_SYMBOL_GPL(oplog_flush);
 /*
  * Append to @log (its lock held): the thesis's Queue::append.  Returns
  * false if the log is full.  With local absorption, a remove whose item was
- * added in this same log cancels the add; *@absorbed gets the add.
+ * added in this same log cancels the add; *@absorbed gets the add.  The
+ * caller counts the operation (the hit path as a hit, the miss path as
+ * queued), so that a hit increments one statistic only.  @list is
+ * oplog_has_list(@type), a constant on the hit paths of oplog_queue() and
+ * oplog_add(), so that the counter's hit path carries no list code.
  */
-static bool oplog_append(struct oplog_type *type, struct oplog_cache *cache,
-			 struct oplog_log *log, struct oplog_op *op, long delta,
-			 struct oplog_op **absorbed)
+static __always_inline bool oplog_append(struct oplog_type *type,
+					 struct oplog_cache *cache,
+					 struct oplog_log *log, bool list,
+					 struct oplog_op *op, long delta,
+					 struct oplog_op **absorbed)
 {
 	struct oplog_op *prev;
 
-	if (!oplog_has_list(type)) {
+	if (!list) {
 		log->delta += delta;
 		goto done;
 	}
@@ -570,6 +576,7 @@ static bool oplog_append(struct oplog_type *type, struct oplog_cache *cache,
 				list_del(&prev->node);
 				log->len--;
 				*absorbed = prev;
+				local_inc(&cache->stats[OPLOG_STAT_ABSORBED_LOCAL]);
 				goto done;
 			}
 			break;
@@ -583,21 +590,23 @@ static bool oplog_append(struct oplog_type *type, struct oplog_cache *cache,
 done:
 	if (!log->referenced)
 		log->referenced = true;
-	local_inc(&cache->stats[OPLOG_STAT_QUEUED]);
 	return true;
 }
 
+/* A local absorption cancelled @add with @remove: hand both back. */
 static void oplog_absorbed(struct oplog_type *type, struct oplog_obj *obj,
 			   struct oplog_op *add, struct oplog_op *remove)
 {
 	if (type->ops->absorb)
 		type->ops->absorb(obj, add, remove);
-	oplog_stat(type, OPLOG_STAT_ABSORBED_LOCAL, 1);
 }
 
-/* The hit path: this CPU already has a log of @obj with room in it. */
+/*
+ * The hit path: this CPU already has a log of @obj with room in it.  @list
+ * is a constant: true for oplog_queue(), false for oplog_add().
+ */
 static __always_inline bool oplog_hit(struct oplog_type *type,
-				      struct oplog_obj *obj,
+				      struct oplog_obj *obj, bool list,
 				      struct oplog_op *op, long delta,
 				      struct oplog_op **absorbed)
 {
@@ -612,8 +621,8 @@ static __always_inline bool oplog_hit(struct oplog_type *type,
 		if (likely(log)) {
 			raw_spin_lock(&log->lock);
 			if (likely(log->obj == obj))
-				done = oplog_append(type, cache, log, op, delta,
-						    absorbed);
+				done = oplog_append(type, cache, log, list,
+						    op, delta, absorbed);
 			raw_spin_unlock(&log->lock);
 			if (done)
 				local_inc(&cache->stats[OPLOG_STAT_HITS]);
@@ -686,13 +695,15 @@ static int oplog_slow(struct oplog_type *type, struct oplog_obj *obj,
 		bool done;
 
 		raw_spin_lock(&log->lock);
-		done = oplog_append(type, cache, log, op, delta, &absorbed);
+		done = oplog_append(type, cache, log, oplog_has_list(type),
+				    op, delta, &absorbed);
 		raw_spin_unlock(&log->lock);
 		raw_spin_unlock(&cache->lock);
 		if (!done) {
 			local_inc(&cache->stats[OPLOG_STAT_FULL]);
 			goto direct;
 		}
+		local_inc(&cache->stats[OPLOG_STAT_QUEUED]);
 		preempt_enable();
 		goto out;	/* keeps its attachment: undo ours */
 	}
@@ -740,9 +751,11 @@ static int oplog_slow(struct oplog_type *type, struct oplog_obj *obj,
 	WRITE_ONCE(obj->cpus, obj->cpus | oplog_cpu_bit(cpu));
 	attached = false;	/* the attachment now belongs to the log */
 	raw_spin_lock(&log->lock);
-	oplog_append(type, cache, log, op, delta, &absorbed);
+	oplog_append(type, cache, log, oplog_has_list(type), op, delta,
+		     &absorbed);
 	raw_spin_unlock(&log->lock);
 	raw_spin_unlock(&cache->lock);
+	local_inc(&cache->stats[OPLOG_STAT_QUEUED]);
 	preempt_enable();
 
 	if (victim) {
@@ -799,7 +812,7 @@ int oplog_queue(struct oplog_type *type, struct oplog_obj *obj,
 
 	if (WARN_ON_ONCE(!oplog_has_list(type) || !in_task()))
 		return -EINVAL;
-	if (likely(oplog_hit(type, obj, op, 0, &absorbed))) {
+	if (likely(oplog_hit(type, obj, true, op, 0, &absorbed))) {
 		if (absorbed)
 			oplog_absorbed(type, obj, absorbed, op);
 		return 0;
@@ -828,7 +841,7 @@ int oplog_add(struct oplog_type *type, struct oplog_obj *obj, long delta)
 {
 	if (WARN_ON_ONCE(oplog_has_list(type) || !in_task()))
 		return -EINVAL;
-	if (likely(oplog_hit(type, obj, NULL, delta, NULL)))
+	if (likely(oplog_hit(type, obj, false, NULL, delta, NULL)))
 		return 0;
 	return oplog_slow(type, obj, NULL, delta);
 }
@@ -993,6 +1006,8 @@ static int oplog_stats_show(struct seq_file *m, void *v)
 		for (s = 0; s < OPLOG_NR_STATS; s++)
 			sum[s] += local_read(&cache->stats[s]);
 	}
+	/* A hit counts only as a hit; "queued" is every accepted operation. */
+	sum[OPLOG_STAT_QUEUED] += sum[OPLOG_STAT_HITS];
 	seq_printf(m, "kind %s\nclock %s\nslots %u\nmax_len %u\ncaches %u\nlogs %ld\n",
 		   kinds[type->kind], oplog_clock_is_tsc() ? "tsc" : "seq",
 		   type->nr_slots, type->max_len, caches,

@@ -30,6 +30,8 @@
  *		  its CPU: waits until all have arrived, runs the loop for
  *		  warmup_ms, counts iterations for measure_ms and returns
  *		  "ops=<n> ns=<t> cpu=<c>".
+ *   spin_loops   the loop iterations of one spin, calibrated to
+ *		  LB_SPIN_CYCLES cycles by each list_config write
  *   list_check   read after the workers returned: synchronizes, checks
  *		  exactly that the list is empty and that every element was
  *		  added and removed (or absorbed) once and freed once, then
@@ -44,6 +46,8 @@
 #include <linux/init.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
+#include <linux/math64.h>
+#include <linux/minmax.h>
 #include <linux/mutex.h>
 #include <linux/oplog.h>
 #include <linux/percpu.h>
@@ -197,12 +201,58 @@ static struct oplog_type * const lb_types[LB_MODES] = {
 	[LB_LOCAL] = &lb_local_type,
 };
 
+/*
+ * The spin between add and remove.  The thesis polls the cycle counter;
+ * this spins a number of empty loop iterations calibrated against it
+ * instead, as the kernel's delay loop does without a usable TSC.  The
+ * reason is emulation: under QEMU TCG every guest RDTSC takes one
+ * host-wide lock (cpu_get_ticks()), so a polling loop on each CPU would
+ * measure that lock, for all four variants alike, rather than the list.
+ * Under KVM or on hardware both ways spin the same time.
+ */
+static unsigned long lb_spin_loops = LB_SPIN_CYCLES;
+
+static noinline void lb_delay(unsigned long loops)
+{
+	while (loops--)
+		barrier();
+}
+
 static void lb_spin(void)
 {
-	cycles_t t0 = get_cycles();
+	lb_delay(lb_spin_loops);
+}
 
-	while (get_cycles() - t0 < LB_SPIN_CYCLES)
-		cpu_relax();
+/*
+ * Set lb_spin_loops to the iterations that take LB_SPIN_CYCLES cycles:
+ * double the count until one pass takes at least 100 spins' worth of
+ * cycles, then keep the fastest of three passes (the least disturbed).
+ * Called with lb_mutex held and no worker running.
+ */
+static void lb_calibrate(void)
+{
+	unsigned long loops = 1024;
+	cycles_t t, best = 0;
+	int i;
+
+	for (;;) {
+		t = get_cycles();
+		lb_delay(loops);
+		t = get_cycles() - t;
+		if (t >= 100 * LB_SPIN_CYCLES || loops >= ULONG_MAX / 4)
+			break;
+		loops *= 2;
+	}
+	for (i = 0; i < 3; i++) {
+		t = get_cycles();
+		lb_delay(loops);
+		t = get_cycles() - t;
+		if (!best || t < best)
+			best = t;
+	}
+	if (best)
+		lb_spin_loops = max(1ULL, div64_u64((u64)loops * LB_SPIN_CYCLES,
+						    best));
 }
 
 /* One operation of the benchmark; false if out of memory or refused. */
@@ -313,6 +363,7 @@ static ssize_t config_write(struct file *file, const char __user *ubuf,
 	lb_list.bad = 0;
 	spin_unlock(&lb_list.lock);
 	lb_tally_reset(NULL);
+	lb_calibrate();
 	lb.mode = mode;
 	lb.nr_workers = workers;
 	lb.arrived = 0;
@@ -494,6 +545,7 @@ static int __init test_oplog_init(void)
 	debugfs_create_file("list_config", 0200, dir, NULL, &config_fops);
 	debugfs_create_file("list_run", 0400, dir, NULL, &run_fops);
 	debugfs_create_file("list_check", 0400, dir, NULL, &check_fops);
+	debugfs_create_ulong("spin_loops", 0444, dir, &lb_spin_loops);
 	return 0;
 }
 late_initcall(test_oplog_init);

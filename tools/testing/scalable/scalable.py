@@ -1304,7 +1304,7 @@ def main():
 	p.add_argument('--inject', default='none', choices=('none', 'warn', 'panic', 'hang'))
 	p = sub.add_parser('series', help='export the series with git format-patch')
 	p.add_argument('--build', action='store_true', help='build every step of the series')
-	sub.add_parser('check', help='checkpatch, sparse, W=1 and coccicheck')
+	sub.add_parser('check', help='checkpatch, sparse, W=1, coccicheck and kernel-doc')
 	args = ap.parse_args()
 	for fl in getattr(args, 'flavours', []) or []:
 		if fl not in FLAVOURS:

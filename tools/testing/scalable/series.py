@@ -155,6 +155,11 @@ def kernel_c_files(owner):
 		      not f.startswith(('tools/', 'Documentation/', 'samples/', 'scripts/')))
 
 
+def kernel_doc_files(owner):
+	return sorted(f for f in owner if f.endswith(('.c', '.h')) and
+		      not f.startswith(('tools/', 'Documentation/', 'samples/', 'scripts/')))
+
+
 def cmd_check(args):
 	S.ensure_packages(need_base=not (os.environ.get('LINUX_TREE') or
 					 os.environ.get('LINUX_TARBALL')))
@@ -176,6 +181,17 @@ def cmd_check(args):
 	# sparse (C=2 forces a check of each file) and W=1 on our kernel C files.
 	owner = S.series_files(S.series_patches())
 	cfiles = kernel_c_files(owner)
+
+	# kernel-doc -Wall on our kernel sources and headers: every documented
+	# symbol must describe all its parameters and its return value.
+	docfiles = kernel_doc_files(owner)
+	if docfiles:
+		r = subprocess.run(['perl', os.path.join(src, 'scripts', 'kernel-doc'), '-none',
+				    '-Wall'] + docfiles, cwd=S.TOP, capture_output=True, text=True)
+		out = (r.stdout + r.stderr).strip()
+		if r.returncode != 0 or out:
+			failures.append('kernel-doc -Wall:\n' + out)
+		S.log('kernel-doc -Wall: %d files checked' % len(docfiles))
 	# Build first: the objects must come from the current .config.
 	obj = S.build_kernel('release')
 	if cfiles:

@@ -5,7 +5,8 @@
  *
  * One operation adds an element to a shared list, spins 1000 cycles,
  * removes the element and spins 1000 cycles, in the kernel
- * (lib/test_oplog.c, CONFIG_TEST_OPLOG).  Modes: "locked" (the list under
+ * (lib/test_oplog.c, CONFIG_TEST_OPLOG; the spin is a loop calibrated
+ * against the cycle counter, whose iteration count is printed).  Modes: "locked" (the list under
  * a spinlock), "basic" (OpLog, timestamp-ordered logs), "global" (OpLog,
  * absorption of add/remove pairs at synchronize), "local" (OpLog,
  * absorption in this CPU's log at queue time as well).
@@ -44,6 +45,7 @@
 
 #define DIR		"/sys/kernel/debug/oplog_test/"
 #define CONFIG		DIR "list_config"
+#define SPIN_LOOPS	DIR "spin_loops"
 #define RUN		DIR "list_run"
 #define CHECK		DIR "list_check"
 #define NR_MODES	4
@@ -216,6 +218,9 @@ static double run_once(int mode, int cpus)
 	for (i = 0; i < cpus; i++)
 		rate += (double)results[i].ops * 1e6 / results[i].ns;
 	ksft_print_msg("%s: %.3f ops/ms\n", buf, rate);
+	if (read_str(SPIN_LOOPS, buf, sizeof(buf)) > 0)
+		ksft_print_msg("spin: %ld loop iterations per 1000 cycles\n",
+			       strtol(buf, NULL, 10));
 	return rate;
 }
 
