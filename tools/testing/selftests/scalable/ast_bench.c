@@ -92,10 +92,11 @@ struct bbuf {
 	 * Set by stop_all() before it competes for the lock: the workers stop
 	 * entering, so that it gets the lock even where an implementation
 	 * lets it starve (futex-bitset at 1 CPU and 1000 threads did for
-	 * minutes).  Its own cache line, read-only until then.
+	 * minutes).  Padded to a cache line of its own, read-only until then.
 	 */
-	int stopping __attribute__((aligned(64)));
-	char pad2[64 - sizeof(int)];
+	char pad2[64];
+	int stopping;
+	char pad3[64];
 };
 
 /* Per-item costs of a run, from getrusage() over the measurement. */
