@@ -26,9 +26,13 @@
  * @lost: how often an unlock woke this waiter to compete and it found
  *	the mutex taken or in a state outside @mask
  * @lost_at: jiffies when it lost the first time
+ * @heir: the waiter is starved (ast_waiter_starved()) and holds the
+ *	word's hand-off claim: the adaptive unlock hands the lock to it even
+ *	while it sleeps, and it polls the owner instead of sleeping while
+ *	the owner runs; at most one waiter per word holds the claim
  *
- * @lost and @lost_at are written by the waiter before it queues again
- * and read by the unlocker, both under the bucket lock.
+ * @lost, @lost_at and @heir are written by the waiter before it queues
+ * again and read by the unlocker, both under the bucket lock.
  */
 struct ast_waiter {
 	struct futex_q q;
@@ -36,6 +40,7 @@ struct ast_waiter {
 	int handoff;
 	unsigned int lost;
 	unsigned long lost_at;
+	bool heir;
 };
 
 /*
@@ -47,12 +52,17 @@ struct ast_waiter {
 #define AST_HANDOFF_TIMEOUT	(msecs_to_jiffies(4) ?: 1)
 
 /*
- * The plist priority of a non-real-time waiter that was woken and lost:
- * after every real-time waiter (0..98; deadline tasks are -1) and before
- * the other SCHED_OTHER ones (MAX_RT_PRIO), FIFO among themselves.  No
- * task has this normal_prio (SCHED_FIFO/RR priority 0 does not exist).
+ * The plist priorities of non-real-time AST waiters, all after every
+ * real-time waiter (0..98; deadline tasks are -1): the heir of the word
+ * first (no task has this normal_prio: SCHED_FIFO/RR priority 0 does not
+ * exist), then the waiters that were woken and lost, FIFO among
+ * themselves, then the ones never woken, FIFO.  AST waiters share the
+ * bucket with plain futex waiters (at MAX_RT_PRIO and below), but only
+ * the order among the waiters of one word matters.
  */
-#define AST_RETRY_PRIO		(MAX_RT_PRIO - 1)
+#define AST_HEIR_PRIO		(MAX_RT_PRIO - 1)
+#define AST_RETRY_PRIO		MAX_RT_PRIO
+#define AST_WAIT_PRIO		(MAX_RT_PRIO + 1)
 
 /* The word of a free mutex holds a state index and no stray bits. */
 static inline bool ast_word_is_free(u32 uval)
@@ -91,9 +101,10 @@ bool ast_is_waiter(struct futex_q *q);
 struct ast_waiter *ast_select_waiter(struct plist_head *chain,
 				     union futex_key *key, int state,
 				     bool *others);
+bool ast_word_has_heir(struct plist_head *chain, union futex_key *key);
 bool ast_waiter_starved(const struct ast_waiter *w, unsigned long now);
-bool ast_handoff_policy(unsigned int flags, bool starved, bool on_cpu);
-int ast_queue_prio(int normal_prio, unsigned int lost);
+bool ast_handoff_policy(unsigned int flags, bool heir, bool on_cpu);
+int ast_queue_prio(int normal_prio, unsigned int lost, bool heir);
 int ast_check_lock_args(unsigned long uaddr, u64 mask, unsigned int flags);
 int ast_check_unlock_args(unsigned long uaddr, unsigned int state,
 			  unsigned int flags);

@@ -107,7 +107,7 @@ static void ast_test_policy(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, ast_handoff_policy(0, false, false));
 	KUNIT_EXPECT_FALSE(test, ast_handoff_policy(AST_MUTEX_PRIVATE, false,
 						    false));
-	/* hand off to a waiter still on a CPU (no convoy) or starved. */
+	/* hand off to a waiter still on a CPU (no convoy) or the heir. */
 	KUNIT_EXPECT_TRUE(test, ast_handoff_policy(0, false, true));
 	KUNIT_EXPECT_TRUE(test, ast_handoff_policy(0, true, false));
 
@@ -138,22 +138,32 @@ static void ast_test_policy(struct kunit *test)
 			4U + jiffies_to_msecs(1));
 }
 
-/* A waiter that lost queues ahead of the ones never woken, after RT. */
+/*
+ * After RT: the heir, then the waiters that lost, then the ones never
+ * woken.
+ */
 static void ast_test_queue_prio(struct kunit *test)
 {
-	KUNIT_EXPECT_EQ(test, ast_queue_prio(MAX_RT_PRIO + 20, 0), MAX_RT_PRIO);
-	KUNIT_EXPECT_EQ(test, ast_queue_prio(MAX_PRIO - 1, 0), MAX_RT_PRIO);
-	KUNIT_EXPECT_EQ(test, ast_queue_prio(MAX_RT_PRIO + 20, 1),
+	KUNIT_EXPECT_EQ(test, ast_queue_prio(MAX_RT_PRIO + 20, 0, false),
+			AST_WAIT_PRIO);
+	KUNIT_EXPECT_EQ(test, ast_queue_prio(MAX_PRIO - 1, 0, false),
+			AST_WAIT_PRIO);
+	KUNIT_EXPECT_EQ(test, ast_queue_prio(MAX_RT_PRIO + 20, 1, false),
 			AST_RETRY_PRIO);
-	KUNIT_EXPECT_EQ(test, ast_queue_prio(MAX_RT_PRIO, 5), AST_RETRY_PRIO);
+	KUNIT_EXPECT_EQ(test, ast_queue_prio(MAX_RT_PRIO, 5, false),
+			AST_RETRY_PRIO);
+	KUNIT_EXPECT_EQ(test, ast_queue_prio(MAX_RT_PRIO, 9, true),
+			AST_HEIR_PRIO);
 	/* Real-time (and deadline) waiters keep their priority. */
-	KUNIT_EXPECT_EQ(test, ast_queue_prio(10, 0), 10);
-	KUNIT_EXPECT_EQ(test, ast_queue_prio(10, 3), 10);
-	KUNIT_EXPECT_EQ(test, ast_queue_prio(0, 1), 0);
-	KUNIT_EXPECT_EQ(test, ast_queue_prio(-1, 1), -1);
+	KUNIT_EXPECT_EQ(test, ast_queue_prio(10, 0, false), 10);
+	KUNIT_EXPECT_EQ(test, ast_queue_prio(10, 3, false), 10);
+	KUNIT_EXPECT_EQ(test, ast_queue_prio(10, 9, true), 10);
+	KUNIT_EXPECT_EQ(test, ast_queue_prio(0, 1, false), 0);
+	KUNIT_EXPECT_EQ(test, ast_queue_prio(-1, 1, true), -1);
 	/* Behind every real-time priority (SCHED_FIFO 1 is prio 98). */
-	KUNIT_EXPECT_GT(test, AST_RETRY_PRIO, MAX_RT_PRIO - 1 - 1);
-	KUNIT_EXPECT_LT(test, AST_RETRY_PRIO, MAX_RT_PRIO);
+	KUNIT_EXPECT_GT(test, AST_HEIR_PRIO, MAX_RT_PRIO - 1 - 1);
+	KUNIT_EXPECT_LT(test, AST_HEIR_PRIO, AST_RETRY_PRIO);
+	KUNIT_EXPECT_LT(test, AST_RETRY_PRIO, AST_WAIT_PRIO);
 }
 
 #define NR_W	6
@@ -317,15 +327,15 @@ static void ast_test_select_retry(struct kunit *test)
 	bool others;
 
 	ast_test_add_waiter(tq, 0, BIT_ULL(0), &tq->key,
-			    ast_queue_prio(MAX_RT_PRIO, 0));
+			    ast_queue_prio(MAX_RT_PRIO, 0, false));
 	ast_test_add_waiter(tq, 1, BIT_ULL(1), &tq->key,
-			    ast_queue_prio(MAX_RT_PRIO, 0));
+			    ast_queue_prio(MAX_RT_PRIO, 0, false));
 	ast_test_add_waiter(tq, 2, BIT_ULL(0), &tq->key,
-			    ast_queue_prio(MAX_RT_PRIO + 5, 1));
+			    ast_queue_prio(MAX_RT_PRIO + 5, 1, false));
 	ast_test_add_waiter(tq, 3, BIT_ULL(0), &tq->key,
-			    ast_queue_prio(MAX_RT_PRIO, 2));
+			    ast_queue_prio(MAX_RT_PRIO, 2, false));
 	ast_test_add_waiter(tq, 4, BIT_ULL(0), &tq->key,
-			    ast_queue_prio(30, 1));
+			    ast_queue_prio(30, 1, false));
 
 	/* The RT waiter first, then the losers in FIFO order. */
 	ast_expect_select_del(test, tq, 0, &tq->w[4]);
@@ -339,6 +349,55 @@ static void ast_test_select_retry(struct kunit *test)
 						    &others), &tq->w[1]);
 }
 
+/*
+ * The heir: found only on its own word, chosen first among the non-RT
+ * waiters of its states but after RT ones, and never for a state outside
+ * its set; plain futex waiters (even at MAX_RT_PRIO) do not stop the walk
+ * before it.
+ */
+static void ast_test_heir(struct kunit *test)
+{
+	struct ast_test_queue *tq = ast_test_queue(test);
+	bool others;
+
+	tq->plain = futex_q_init;
+	ast_test_add(tq, &tq->plain, &tq->key, 50);
+	ast_test_add_waiter(tq, 0, BIT_ULL(0), &tq->key,
+			    ast_queue_prio(MAX_RT_PRIO, 1, false));
+	ast_test_add_waiter(tq, 1, BIT_ULL(0), &tq->key,
+			    ast_queue_prio(MAX_RT_PRIO, 0, false));
+	KUNIT_EXPECT_FALSE(test, ast_word_has_heir(&tq->chain, &tq->key));
+
+	/* The heir of another word on the same bucket is not ours. */
+	tq->w[2].heir = true;
+	ast_test_add_waiter(tq, 2, ~0ULL, &tq->other_key,
+			    ast_queue_prio(MAX_RT_PRIO, 9, true));
+	KUNIT_EXPECT_FALSE(test, ast_word_has_heir(&tq->chain, &tq->key));
+	KUNIT_EXPECT_TRUE(test, ast_word_has_heir(&tq->chain,
+						  &tq->other_key));
+
+	tq->w[3].heir = true;
+	ast_test_add_waiter(tq, 3, BIT_ULL(0) | BIT_ULL(2), &tq->key,
+			    ast_queue_prio(MAX_RT_PRIO, 9, true));
+	ast_test_add_waiter(tq, 4, BIT_ULL(0), &tq->key,
+			    ast_queue_prio(20, 0, false));
+	KUNIT_EXPECT_TRUE(test, ast_word_has_heir(&tq->chain, &tq->key));
+	/* Not for a state outside its set: the FIFO order holds. */
+	KUNIT_EXPECT_NULL(test, ast_select_waiter(&tq->chain, &tq->key, 1,
+						  &others));
+	KUNIT_EXPECT_TRUE(test, others);
+	/* RT first, then the heir ahead of the earlier loser. */
+	ast_expect_select_del(test, tq, 0, &tq->w[4]);
+	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 2,
+						    &others), &tq->w[3]);
+	ast_expect_select_del(test, tq, 0, &tq->w[3]);
+	KUNIT_EXPECT_FALSE(test, ast_word_has_heir(&tq->chain, &tq->key));
+	ast_expect_select_del(test, tq, 0, &tq->w[0]);
+	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 0,
+						    &others), &tq->w[1]);
+	KUNIT_EXPECT_FALSE(test, others);
+}
+
 static struct kunit_case ast_sync_test_cases[] = {
 	KUNIT_CASE(ast_test_word),
 	KUNIT_CASE(ast_test_args),
@@ -346,6 +405,7 @@ static struct kunit_case ast_sync_test_cases[] = {
 	KUNIT_CASE(ast_test_select_filter),
 	KUNIT_CASE(ast_test_select_prio),
 	KUNIT_CASE(ast_test_select_retry),
+	KUNIT_CASE(ast_test_heir),
 	KUNIT_CASE(ast_test_policy),
 	KUNIT_CASE(ast_test_queue_prio),
 	{}

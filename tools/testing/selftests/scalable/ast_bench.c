@@ -22,7 +22,12 @@
  *
  * One RESULT line per (implementation, threads, buffer size, cpus), mode
  * "<impl>-t<threads>-b<size>"; the baselines carry ast_speedup=
- * (ast items/ms over theirs, > 1 when ast is faster).  The process is
+ * (ast items/ms over theirs, > 1 when ast is faster).  Every line also
+ * carries what the process spent per item during the measurement
+ * (getrusage()): context switches (csw_per_item=, voluntary and
+ * involuntary), user and system CPU time (usr_us_per_item=,
+ * sys_us_per_item=), which tell a convoy (context switches) from
+ * spinning (user time) and from kernel work.  The process is
  * restricted to the first N CPUs of its affinity mask with
  * sched_setaffinity() for each CPU count.  Each run also checks that
  * every item produced was consumed exactly once, or is still in the
@@ -43,6 +48,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 
 #include "../kselftest.h"
@@ -82,6 +88,20 @@ struct bbuf {
 	__u32 l0_waiters;
 	int errors;
 	struct counter *puts, *gets;
+	/*
+	 * Set by stop_all() before it competes for the lock: the workers stop
+	 * entering, so that it gets the lock even where an implementation
+	 * lets it starve (futex-bitset at 1 CPU and 1000 threads did for
+	 * minutes).  Padded to a cache line of its own, read-only until then.
+	 */
+	char pad2[64];
+	int stopping;
+	char pad3[64];
+};
+
+/* Per-item costs of a run, from getrusage() over the measurement. */
+struct cost {
+	double csw, usr_us, sys_us;
 };
 
 static long warmup_ms = 1000, measure_ms = 5000, runs = 3;
@@ -203,6 +223,8 @@ static void ast_like_exit(struct bbuf *b)
 
 static bool put(struct bbuf *b, unsigned long item)
 {
+	if (__atomic_load_n(&b->stopping, __ATOMIC_RELAXED))
+		return false;
 	switch (b->impl) {
 	case IMPL_AST:
 	case IMPL_AST_HANDOFF:
@@ -244,6 +266,8 @@ static bool put(struct bbuf *b, unsigned long item)
 
 static bool get(struct bbuf *b, unsigned long *item)
 {
+	if (__atomic_load_n(&b->stopping, __ATOMIC_RELAXED))
+		return false;
 	switch (b->impl) {
 	case IMPL_AST:
 	case IMPL_AST_HANDOFF:
@@ -336,6 +360,7 @@ static void sleep_ms(long ms)
 
 static void stop_all(struct bbuf *b)
 {
+	__atomic_store_n(&b->stopping, 1, __ATOMIC_RELAXED);
 	switch (b->impl) {
 	case IMPL_AST:
 	case IMPL_AST_HANDOFF:
@@ -359,17 +384,24 @@ static void stop_all(struct bbuf *b)
 	}
 }
 
-/* One run; returns items/ms, or -1 on an error. */
-static double run_once(int impl, int nthreads, int size)
+static double tv_us(const struct timeval *tv)
 {
+	return tv->tv_sec * 1e6 + tv->tv_usec;
+}
+
+/* One run; returns items/ms and fills @cost, or -1 on an error. */
+static double run_once(int impl, int nthreads, int size, struct cost *cost)
+{
+	struct rusage ru0, ru1;
 	int np = nthreads / 2, nc = nthreads - np, i, ret = 0;
-	unsigned long g0, g1, puts, gets;
+	unsigned long g0, g1, n, puts, gets;
 	pthread_t *th = calloc(nthreads, sizeof(*th));
 	struct targ *ta = calloc(nthreads, sizeof(*ta));
 	struct bbuf *b = aligned_alloc(64, (sizeof(*b) + 63) & ~63UL);
 	pthread_attr_t attr;
 	double t0, t1;
 
+	memset(cost, 0, sizeof(*cost));
 	if (!th || !ta || !b)
 		return -1;
 	memset(b, 0, sizeof(*b));
@@ -406,11 +438,18 @@ static double run_once(int impl, int nthreads, int size)
 	}
 	if (!ret) {
 		sleep_ms(warmup_ms);
+		getrusage(RUSAGE_SELF, &ru0);
 		g0 = sum(b->gets, nc);
 		t0 = now_ms();
 		sleep_ms(measure_ms);
 		g1 = sum(b->gets, nc);
 		t1 = now_ms();
+		getrusage(RUSAGE_SELF, &ru1);
+		n = g1 > g0 ? g1 - g0 : 1;
+		cost->csw = (double)(ru1.ru_nvcsw + ru1.ru_nivcsw -
+				     ru0.ru_nvcsw - ru0.ru_nivcsw) / n;
+		cost->usr_us = (tv_us(&ru1.ru_utime) - tv_us(&ru0.ru_utime)) / n;
+		cost->sys_us = (tv_us(&ru1.ru_stime) - tv_us(&ru0.ru_stime)) / n;
 	}
 	stop_all(b);
 	for (i = 0; i < nthreads; i++)
@@ -436,13 +475,14 @@ static double run_once(int impl, int nthreads, int size)
 
 /* The RESULT line: mode=<impl>-t<threads>-b<size>, then extra fields. */
 static const char *const result_fmt[] = {
-	"RESULT bench=ast_bench mode=%s-t%d-b%d cpus=%d ops_per_ms=%.3f runs=%d stddev=%.3f impl=%s threads=%d buffer=%d%s%s\n",
+	"RESULT bench=ast_bench mode=%s-t%d-b%d cpus=%d ops_per_ms=%.3f runs=%d stddev=%.3f impl=%s threads=%d buffer=%d csw_per_item=%.3f usr_us_per_item=%.3f sys_us_per_item=%.3f%s%s\n",
 };
 
 /* Every implementation on one (threads, size, cpus): RESULT and TAP lines. */
 static void run_tuple(int nthreads, int size, int ncpus)
 {
 	double rate[NR_IMPLS] = { 0 }, sum_r, sum_sq, r, v, sd;
+	struct cost c, tot;
 	char extra[64];
 	int impl, k, done;
 
@@ -451,12 +491,16 @@ static void run_tuple(int nthreads, int size, int ncpus)
 			continue;
 		sum_r = 0;
 		sum_sq = 0;
+		memset(&tot, 0, sizeof(tot));
 		for (k = 0, done = 0; k < runs; k++) {
-			r = run_once(impl, nthreads, size);
+			r = run_once(impl, nthreads, size, &c);
 			if (r < 0)
 				break;
 			sum_r += r;
 			sum_sq += r * r;
+			tot.csw += c.csw;
+			tot.usr_us += c.usr_us;
+			tot.sys_us += c.sys_us;
 			done++;
 		}
 		rate[impl] = done ? sum_r / done : 0;
@@ -469,7 +513,9 @@ static void run_tuple(int nthreads, int size, int ncpus)
 				 rate[IMPL_AST] / rate[impl]);
 		ksft_print_msg(result_fmt[0], impl_names[impl], nthreads, size,
 			       ncpus, rate[impl], done, sd, impl_names[impl],
-			       nthreads, size, extra,
+			       nthreads, size, done ? tot.csw / done : 0,
+			       done ? tot.usr_us / done : 0,
+			       done ? tot.sys_us / done : 0, extra,
 			       done == runs ? "" : " status=fail");
 		ksft_test_result(done == runs, "ast_bench %s-t%d-b%d cpus=%d\n",
 				 impl_names[impl], nthreads, size, ncpus);
