@@ -1123,10 +1123,11 @@ def write_report(summaries, title):
 		md.append('- KUnit: %d passed, %d failed, %d skipped, %d crashed (suites: %s)' %
 			  (k['passed'], k['failed'], k['skipped'], k['crashed'],
 			   ', '.join(k['suites']) or 'none'))
-		md.append('- kselftest: %d passed, %d failed, %d skipped of %s; subtests %d passed, '
-			  '%d failed, %d skipped' % (t['passed'], t['failed'], t['skipped'], t['plan'],
-						     t['subtests_passed'], t['subtests_failed'],
-						     t['subtests_skipped']))
+		md.append('- kselftest: %d passed, %d failed, %d skipped (%s run, %d not run); '
+			  'subtests %d passed, %d failed, %d skipped' %
+			  (t['passed'], t['failed'], t['skipped'], t['plan'],
+			   len(s.get('not_run', {})), t['subtests_passed'], t['subtests_failed'],
+			   t['subtests_skipped']))
 		for name, c in s.get('targets', {}).items():
 			md.append('  - %s: %d passed, %d failed, %d skipped; subtests %d passed, '
 				  '%d failed, %d skipped' %
