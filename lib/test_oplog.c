@@ -61,6 +61,7 @@
 #include <linux/wait.h>
 
 #define LB_SPIN_CYCLES		1000
+#define LB_CALIBRATE_MAX	(1UL << 24)	/* loop iterations */
 #define LB_WAIT_MS		10000
 #define LB_CHECK_EVERY		8
 
@@ -226,7 +227,8 @@ static void lb_spin(void)
 /*
  * Set lb_spin_loops to the iterations that take LB_SPIN_CYCLES cycles:
  * double the count until one pass takes at least 100 spins' worth of
- * cycles, then keep the fastest of three passes (the least disturbed).
+ * cycles (or LB_CALIBRATE_MAX iterations, where get_cycles() does not
+ * count), then keep the fastest of three passes (the least disturbed).
  * Called with lb_mutex held and no worker running.
  */
 static void lb_calibrate(void)
@@ -239,7 +241,7 @@ static void lb_calibrate(void)
 		t = get_cycles();
 		lb_delay(loops);
 		t = get_cycles() - t;
-		if (t >= 100 * LB_SPIN_CYCLES || loops >= ULONG_MAX / 4)
+		if (t >= 100 * LB_SPIN_CYCLES || loops >= LB_CALIBRATE_MAX)
 			break;
 		loops *= 2;
 	}
@@ -250,6 +252,7 @@ static void lb_calibrate(void)
 		if (!best || t < best)
 			best = t;
 	}
+	/* A get_cycles() that does not count (0) keeps the previous value. */
 	if (best)
 		lb_spin_loops = max(1ULL, div64_u64((u64)loops * LB_SPIN_CYCLES,
 						    best));
