@@ -41,6 +41,7 @@
  * Benchmarks print numbers; nothing here asserts on speed.
  */
 
+#include <linux/bits.h>
 #include <linux/cache.h>
 #include <linux/debugfs.h>
 #include <linux/init.h>
@@ -61,7 +62,7 @@
 #include <linux/wait.h>
 
 #define LB_SPIN_CYCLES		1000
-#define LB_CALIBRATE_MAX	(1UL << 24)	/* loop iterations */
+#define LB_CALIBRATE_MAX	BIT(24)		/* loop iterations */
 #define LB_WAIT_MS		10000
 #define LB_CHECK_EVERY		8
 
