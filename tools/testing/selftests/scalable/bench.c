@@ -43,6 +43,7 @@
 
 #include "../kselftest.h"
 #include "bench.h"
+#include "trace_mark.h"
 
 #define BENCH_READY_TIMEOUT_MS	30000
 #define BENCH_EXIT_TIMEOUT_MS	60000
@@ -1180,6 +1181,9 @@ static int watch_until(struct bench_run *r, __u64 deadline)
 static void set_phase(__u32 phase)
 {
 	__atomic_store_n(&ctl->phase, phase, __ATOMIC_RELEASE);
+	/* Close the tracer's window, also when a failed run is torn down. */
+	if (phase == BENCH_PHASE_STOP)
+		trace_window_stop();
 }
 
 static void kill_workers(struct bench_run *r)
@@ -1201,6 +1205,7 @@ static void kill_workers(struct bench_run *r)
 }
 
 struct run_result {
+	__u64 ops;
 	double window_ms;
 	double rate;
 	double win_rate[BENCH_NR_WIN];
@@ -1226,7 +1231,7 @@ static int run_once(int mode, int cpus, struct run_result *res)
 	struct bench_slot *s;
 	pid_t parent = getpid();
 	int i, k, ret = -1;
-	bool ready;
+	bool ready, traced = false;
 
 	r.nr = nr_workers_for(mode, cpus);
 	r.pid = calloc(r.nr, sizeof(*r.pid));
@@ -1295,6 +1300,9 @@ static int run_once(int mode, int cpus, struct run_result *res)
 	if (watch_until(&r, bench_now_ns() +
 			bench_cfg.warmup_ms * 1000000ULL))
 		goto out_kill;
+	/* The tracer's window: what the workers do between the two marks. */
+	trace_window_start();
+	traced = true;
 	set_phase(BENCH_PHASE_MEASURE);
 	t0 = bench_now_ns();
 	if (watch_until(&r, t0 + bench_cfg.measure_ms * 1000000ULL))
@@ -1332,6 +1340,7 @@ static int run_once(int mode, int cpus, struct run_result *res)
 			ret = -1;
 			continue;
 		}
+		res->ops += s->ops;
 		res->rate += s->ops;
 		for (k = 0; k < BENCH_NR_WIN; k++)
 			res->win_rate[k] += s->win[k];
@@ -1359,6 +1368,9 @@ out_kill:
 	}
 	kill_workers(&r);
 out_free:
+	if (traced)
+		trace_window_report(bd->name, modes[mode].name, cpus,
+				    ret ? 0 : res->ops, !ret);
 	free(r.pid);
 	free(r.status);
 	free(r.reaped);
