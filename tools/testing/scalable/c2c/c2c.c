@@ -1,0 +1,808 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * c2c: a cache-line transfer tracer for QEMU TCG (plugin API version 1).
+ *
+ * The series claims that on an update path no CPU writes a cache line that
+ * another CPU reads or writes.  That is a property of the access stream,
+ * not of the machine, so it can be measured under emulation at any vCPU
+ * count: this plugin sees every guest memory access with its physical
+ * address, keeps a MESI-like state per 64-byte physical line and counts the
+ * accesses that would move a line between cores on real hardware, in the
+ * manner of mtrace (MIT, SOSP 2013) and with the vocabulary of perf c2c.
+ *
+ * Per line it keeps the vCPU that stored to it last (the owner) and the set
+ * of vCPUs holding a copy.  A *transfer* is
+ *   - a load by a vCPU that holds no copy of a line last written by another
+ *     vCPU (a HITM: the data comes from another core's cache), or
+ *   - a store to a line that another vCPU holds (an RFO or upgrade that
+ *     invalidates the other copies).
+ * A load of a line nobody has written since the trace began, or that only
+ * the loading vCPU wrote, is not a transfer; a store by the only holder is
+ * not either.  There is no capacity: a line stays in a vCPU's "cache" until
+ * another vCPU stores to it, so capacity and conflict misses, prefetch and
+ * the adjacent-line prefetcher are not modelled, and neither is DMA.
+ *
+ * A *conflict line* is a line that one vCPU stored to and another vCPU
+ * accessed within the window (mtrace's and Commuter's measure); unlike the
+ * transfer count it does not depend on how the vCPUs interleaved.
+ *
+ * Windows: the guest marks a measurement window with
+ *	nopl 0x0c2c0001(%rax)	window start
+ *	nopl 0x0c2c0002(%rax)	window stop
+ * (a multi-byte no-op on hardware; see tools/testing/selftests/scalable/
+ * bench.h).  The model runs all the time; counts and attribution are kept
+ * per window.  At every stop the plugin appends a record to the out= file:
+ * per-vCPU instructions, memory accesses and transfers, kernel and user mode
+ * apart (an instruction is kernel-mode when its virtual address is in the
+ * upper canonical half, as on x86-64 Linux), the window's conflict lines,
+ * and every (line, pc, previous writer's pc, load/store) that transferred,
+ * with the line's writer and accessor masks, so that the host side can
+ * attribute transfers to functions and data symbols.
+ *
+ * Instructions are counted per executed translation block, so a block left
+ * early by a fault counts whole.  Under MTTCG the vCPUs run as host threads
+ * and their accesses interleave as the host schedules them: transfer counts
+ * depend on that interleaving, conflict lines do not.
+ *
+ * Arguments: out=<path> (required), attrib=<max entries per window>.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "qemu-plugin-api.h"
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+#define MAX_VCPUS	48
+#define LINE_SHIFT	6
+#define CHUNK_SHIFT	15		/* lines per chunk: 2 MiB of memory */
+#define CHUNK_LINES	(1UL << CHUNK_SHIFT)
+#define NR_CHUNKS	(1UL << 20)	/* physical memory up to 2 TiB */
+
+#define MARK_MAGIC	0x0c2c0000u
+#define MARK_START	1
+#define MARK_STOP	2
+
+#define KERNEL_HALF	0xffff800000000000ULL
+
+enum { USER, KERNEL };
+
+/*
+ * Kernel contexts.  The traced guest runs a hundred to a thousand times
+ * slower than hardware while its clock runs at host speed, so per
+ * operation it takes that many more timer interrupts, and the softirqs and
+ * kthreads they wake, than a real machine: their transfers would bury those
+ * of the operation itself.  Every kernel access is therefore charged to
+ * the context it runs in, known from the entry points the harness names
+ * (entries=<file>: "<address> syscall|exception|ipi|interrupt" per line,
+ * from System.map) and from the returns (sysret, iret): the syscall and
+ * exception contexts, and the IPIs that operations send each other
+ * (wake-ups, TLB shootdowns), are the operation's path; other interrupts
+ * (the timer, devices) are time-driven, and kernel code entered by none (kthreads, idle, a task switched to
+ * inside an interrupt until it returns) is "kthread".  Back in user mode a
+ * vCPU's context stack is empty by definition.
+ */
+enum { CTX_USER, CTX_SYSCALL, CTX_EXCEPTION, CTX_IPI, CTX_INTERRUPT,
+       CTX_KTHREAD, NR_CTX };
+static const char *const ctx_names[NR_CTX] = {
+	"user", "syscall", "exception", "ipi", "interrupt", "kthread",
+};
+#define CTX_DEPTH	16
+#define NR_ENTRIES	4096
+
+#define LF_CONFLICT	1
+#define LF_KCONFLICT	2
+
+/*
+ * The model's state of one 64-byte physical line, 64 bytes.  The coherence
+ * state is one word, updated with compare-and-swap, so that vCPU threads
+ * never wait for each other here: bits 0-47 are the vCPUs holding a copy,
+ * bits 48-55 the last writer + 1 (0: not written since the trace began).
+ * A load by a holder changes nothing and does not write the word.
+ */
+#define ST_HOLDERS	((1ULL << 48) - 1)
+#define ST_OWNER_SHIFT	48
+
+struct line {
+	uint64_t state;
+	uint64_t wmask;		/* window: vCPUs that stored */
+	uint64_t tmask;		/* window: vCPUs that accessed */
+	uint64_t kwmask;	/* window: the same, kernel-mode accesses */
+	uint64_t ktmask;
+	uint64_t wpc;		/* pc of the last store */
+	uint64_t vaddr;		/* window: last kernel-mode virtual address */
+	uint32_t epoch;		/* window the masks belong to */
+	uint32_t flags;		/* LF_*: counted as a conflict this window */
+};
+
+/* Per-vCPU counters, each written only by its vCPU's thread. */
+struct vcpu_stats {
+	uint64_t insn[2];
+	uint64_t mem[2];
+	uint64_t xfer[2];
+	uint64_t xfer_store[2];
+	uint64_t insn_ctx[NR_CTX];
+	uint64_t xfer_ctx[NR_CTX];
+} __attribute__((aligned(64)));
+
+/* Per-vCPU context stack, only touched by its vCPU's thread. */
+struct vcpu_ctx {
+	unsigned int depth;
+	uint8_t stack[CTX_DEPTH];
+} __attribute__((aligned(64)));
+
+/* One attributed transfer site of the current window. */
+struct att {
+	uint64_t line;
+	uint64_t pc;
+	uint64_t wpc;
+	uint64_t count;
+	uint16_t store;
+	uint16_t ctx;
+	uint32_t used;
+};
+
+static struct line *chunks[NR_CHUNKS];
+static struct vcpu_stats stats[MAX_VCPUS];
+static struct vcpu_stats start[MAX_VCPUS];
+static unsigned int nr_vcpus;
+static struct vcpu_ctx ctxs[MAX_VCPUS];
+static uint64_t entry_addr[NR_ENTRIES];
+static uint8_t entry_ctx[NR_ENTRIES];
+
+static uint32_t epoch;
+static int win_open;
+static uint64_t win_seq;
+static uint64_t conflicts[2];
+static uint64_t dropped;
+static uint64_t outside_line;
+
+static pthread_mutex_t win_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t att_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct att *atts;
+static size_t att_cap = 1UL << 16;
+static size_t att_used;
+static FILE *out;
+
+/*
+ * Pacing.  Under MTTCG the host schedules the vCPU threads, and with more
+ * vCPUs than host cores (or a busy host) one vCPU runs thousands of
+ * operations while the others wait for a core: they would hardly ever
+ * interleave, and a line bounced on every operation on hardware would
+ * show a handful of transfers.  With quantum=Q, inside a window no vCPU
+ * runs more than Q instructions ahead of the slowest running one (a
+ * halted vCPU does not count, and one that wakes up is moved up to the
+ * others), so that the vCPUs advance in lockstep as cores of one speed
+ * would.  A wait longer than PACE_MAX_NS is given up (counted), so QEMU's
+ * own exclusive sections cannot deadlock against it.
+ */
+#define PACE_MAX_NS	20000000ULL
+static uint64_t quantum;
+static uint64_t vt[MAX_VCPUS] __attribute__((aligned(64)));
+static uint64_t vt_base[MAX_VCPUS];
+static int active[MAX_VCPUS];
+static uint64_t pace_waits, pace_timeouts;
+
+static inline int mode_of(uint64_t pc)
+{
+	return pc >= KERNEL_HALF ? KERNEL : USER;
+}
+
+static struct line *line_get(uint64_t lineno)
+{
+	uint64_t c = lineno >> CHUNK_SHIFT;
+	struct line *chunk, *fresh;
+
+	if (c >= NR_CHUNKS)
+		return NULL;
+	chunk = __atomic_load_n(&chunks[c], __ATOMIC_ACQUIRE);
+	if (!chunk) {
+		fresh = calloc(CHUNK_LINES, sizeof(*fresh));
+		if (!fresh)
+			return NULL;
+		chunk = NULL;
+		if (__atomic_compare_exchange_n(&chunks[c], &chunk, fresh, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			chunk = fresh;
+		else
+			free(fresh);
+	}
+	return &chunk[lineno & (CHUNK_LINES - 1)];
+}
+
+static inline uint64_t hash3(uint64_t a, uint64_t b, uint64_t c)
+{
+	uint64_t h = a * 0x9e3779b97f4a7c15ULL;
+
+	h ^= b + 0x7f4a7c159e3779b9ULL + (h << 6) + (h >> 2);
+	h ^= c + 0x94d049bb133111ebULL + (h << 6) + (h >> 2);
+	return h ^ (h >> 31);
+}
+
+/* Count one transfer of @lineno at @pc, whose data @wpc stored last. */
+static void attribute(uint64_t lineno, uint64_t pc, uint64_t wpc, int store,
+		      int ctx)
+{
+	size_t i, mask = att_cap - 1;
+	struct att *a;
+
+	pthread_mutex_lock(&att_lock);
+	i = hash3(lineno, pc, wpc ^ (uint64_t)store ^ (uint64_t)ctx << 8) & mask;
+	for (;;) {
+		a = &atts[i];
+		if (!a->used) {
+			if (att_used * 4 >= att_cap * 3) {
+				dropped++;
+				break;
+			}
+			a->used = 1;
+			a->line = lineno;
+			a->pc = pc;
+			a->wpc = wpc;
+			a->store = store;
+			a->ctx = ctx;
+			a->count = 1;
+			att_used++;
+			break;
+		}
+		if (a->line == lineno && a->pc == pc && a->wpc == wpc &&
+		    a->store == store && a->ctx == ctx) {
+			a->count++;
+			break;
+		}
+		i = (i + 1) & mask;
+	}
+	pthread_mutex_unlock(&att_lock);
+}
+
+/* Set @bit in *@mask; return the mask after. */
+static inline uint64_t mask_or(uint64_t *mask, uint64_t bit)
+{
+	uint64_t v = __atomic_load_n(mask, __ATOMIC_RELAXED);
+
+	if ((v & bit) == bit)
+		return v;
+	return __atomic_or_fetch(mask, bit, __ATOMIC_RELAXED);
+}
+
+/* Count @flag of @l once per window; true for the one caller that did. */
+static inline int flag_once(struct line *l, uint32_t flag)
+{
+	if (__atomic_load_n(&l->flags, __ATOMIC_RELAXED) & flag)
+		return 0;
+	return !(__atomic_fetch_or(&l->flags, flag, __ATOMIC_RELAXED) & flag);
+}
+
+/* Window bookkeeping of one access: writer/accessor masks, conflicts. */
+static void window_access(struct line *l, unsigned int cpu, int store, int k,
+			  uint64_t vaddr)
+{
+	uint32_t e = __atomic_load_n(&epoch, __ATOMIC_RELAXED);
+	uint32_t le = __atomic_load_n(&l->epoch, __ATOMIC_RELAXED);
+	uint64_t bit = 1ULL << cpu, w, t;
+
+	/* First access of this window: forget the last window's masks. */
+	if (le != e && __atomic_compare_exchange_n(&l->epoch, &le, e, false,
+						   __ATOMIC_RELAXED,
+						   __ATOMIC_RELAXED)) {
+		__atomic_store_n(&l->wmask, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&l->tmask, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&l->kwmask, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&l->ktmask, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&l->flags, 0, __ATOMIC_RELAXED);
+	}
+	t = mask_or(&l->tmask, bit);
+	w = store ? mask_or(&l->wmask, bit) :
+		    __atomic_load_n(&l->wmask, __ATOMIC_RELAXED);
+	/* Written by one vCPU and accessed by another. */
+	if (w && (t & (t - 1)) && flag_once(l, LF_CONFLICT))
+		__atomic_fetch_add(&conflicts[USER], 1, __ATOMIC_RELAXED);
+	if (k != KERNEL)
+		return;
+	t = mask_or(&l->ktmask, bit);
+	w = store ? mask_or(&l->kwmask, bit) :
+		    __atomic_load_n(&l->kwmask, __ATOMIC_RELAXED);
+	if (w && (t & (t - 1)) && flag_once(l, LF_KCONFLICT))
+		__atomic_fetch_add(&conflicts[KERNEL], 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->vaddr, vaddr, __ATOMIC_RELAXED);
+}
+
+static void access_line(unsigned int cpu, uint64_t lineno, int store, int k,
+			int ctx, uint64_t pc, uint64_t vaddr)
+{
+	uint64_t bit = 1ULL << cpu, me = (uint64_t)(cpu + 1) << ST_OWNER_SHIFT;
+	uint64_t old, new, owner, prev_wpc;
+	struct line *l = line_get(lineno);
+	int xfer;
+
+	if (!l) {
+		__atomic_fetch_add(&outside_line, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	prev_wpc = __atomic_load_n(&l->wpc, __ATOMIC_RELAXED);
+	old = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
+	do {
+		owner = old & ~ST_HOLDERS;
+		if (store) {
+			/* RFO: invalidates every other copy. */
+			xfer = !!(old & ST_HOLDERS & ~bit);
+			new = bit | me;
+		} else {
+			/* HITM: the last writer's data, not held here. */
+			xfer = !(old & bit) && owner && owner != me;
+			new = old | bit;
+		}
+		if (new == old)
+			break;
+	} while (!__atomic_compare_exchange_n(&l->state, &old, new, true,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	if (store)
+		__atomic_store_n(&l->wpc, pc, __ATOMIC_RELAXED);
+
+	if (!__atomic_load_n(&win_open, __ATOMIC_RELAXED))
+		return;
+	window_access(l, cpu, store, k, vaddr);
+	if (xfer) {
+		stats[cpu].xfer[k]++;
+		stats[cpu].xfer_ctx[ctx]++;
+		if (store)
+			stats[cpu].xfer_store[k]++;
+		attribute(lineno, pc, prev_wpc, store, ctx);
+	}
+}
+
+static inline int cur_ctx(unsigned int cpu, int k)
+{
+	const struct vcpu_ctx *x = &ctxs[cpu];
+
+	if (k == USER)
+		return CTX_USER;
+	return x->depth ? x->stack[x->depth - 1] : CTX_KTHREAD;
+}
+
+static void vcpu_mem(unsigned int cpu, qemu_plugin_meminfo_t info,
+		     uint64_t vaddr, void *udata)
+{
+	uint64_t pc = (uintptr_t)udata, phys;
+	struct qemu_plugin_hwaddr *hw;
+	unsigned int size;
+	int k, store, ctx;
+
+	if (cpu >= MAX_VCPUS)
+		return;
+	hw = qemu_plugin_get_hwaddr(info, vaddr);
+	if (!hw || qemu_plugin_hwaddr_is_io(hw))
+		return;
+	phys = qemu_plugin_hwaddr_phys_addr(hw);
+	size = 1U << qemu_plugin_mem_size_shift(info);
+	store = qemu_plugin_mem_is_store(info);
+	k = mode_of(pc);
+	ctx = cur_ctx(cpu, k);
+	stats[cpu].mem[k]++;
+	access_line(cpu, phys >> LINE_SHIFT, store, k, ctx, pc, vaddr);
+	/* An access that straddles two lines touches both. */
+	if ((phys & ((1U << LINE_SHIFT) - 1)) + size > (1U << LINE_SHIFT))
+		access_line(cpu, (phys >> LINE_SHIFT) + 1, store, k, ctx, pc,
+			    vaddr + size - 1);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Instructions @cpu ran in this window, as the pacing counts them. */
+static inline uint64_t vt_of(unsigned int cpu)
+{
+	return __atomic_load_n(&vt[cpu], __ATOMIC_RELAXED) -
+	       __atomic_load_n(&vt_base[cpu], __ATOMIC_RELAXED);
+}
+
+/* The least window instruction count of the running vCPUs but @cpu. */
+static uint64_t vt_min_others(unsigned int cpu, int *any)
+{
+	uint64_t m = UINT64_MAX, v;
+	unsigned int c;
+
+	*any = 0;
+	for (c = 0; c < nr_vcpus; c++) {
+		if (c == cpu || !__atomic_load_n(&active[c], __ATOMIC_RELAXED))
+			continue;
+		v = vt_of(c);
+		if (v < m)
+			m = v;
+		*any = 1;
+	}
+	return m;
+}
+
+static void pace(unsigned int cpu)
+{
+	uint64_t t0 = 0, m;
+	int any;
+
+	for (;;) {
+		m = vt_min_others(cpu, &any);
+		if (!any || vt_of(cpu) <= m + quantum ||
+		    !__atomic_load_n(&win_open, __ATOMIC_RELAXED))
+			return;
+		if (!t0) {
+			t0 = now_ns();
+			__atomic_fetch_add(&pace_waits, 1, __ATOMIC_RELAXED);
+		} else if (now_ns() - t0 > PACE_MAX_NS) {
+			__atomic_fetch_add(&pace_timeouts, 1, __ATOMIC_RELAXED);
+			return;
+		}
+		sched_yield();
+	}
+}
+
+static void vcpu_tb_exec(unsigned int cpu, void *udata)
+{
+	uint64_t v = (uintptr_t)udata;
+
+	if (cpu >= MAX_VCPUS)
+		return;
+	stats[cpu].insn[v & 1] += v >> 1;
+	if (!(v & 1))
+		ctxs[cpu].depth = 0;
+	stats[cpu].insn_ctx[cur_ctx(cpu, v & 1)] += v >> 1;
+	__atomic_store_n(&vt[cpu], vt[cpu] + (v >> 1), __ATOMIC_RELAXED);
+	if (quantum && __atomic_load_n(&win_open, __ATOMIC_RELAXED))
+		pace(cpu);
+}
+
+/* A kernel entry point: push its context. */
+static void ctx_enter(unsigned int cpu, void *udata)
+{
+	struct vcpu_ctx *x = &ctxs[cpu];
+
+	if (cpu >= MAX_VCPUS)
+		return;
+	if (x->depth == CTX_DEPTH) {
+		/* Unmatched entries (task switches): keep the newest. */
+		memmove(x->stack, x->stack + 1, CTX_DEPTH - 1);
+		x->depth--;
+	}
+	x->stack[x->depth++] = (uintptr_t)udata;
+}
+
+/* sysret or iret: back to what the entry interrupted. */
+static void ctx_leave(unsigned int cpu, void *udata)
+{
+	if (cpu < MAX_VCPUS && ctxs[cpu].depth)
+		ctxs[cpu].depth--;
+}
+
+static int entry_slot(uint64_t addr)
+{
+	size_t i = (addr * 0x9e3779b97f4a7c15ULL >> 40) & (NR_ENTRIES - 1);
+
+	while (entry_addr[i] && entry_addr[i] != addr)
+		i = (i + 1) & (NR_ENTRIES - 1);
+	return i;
+}
+
+static int load_entries(const char *path)
+{
+	char kind[32];
+	unsigned long long addr;
+	int n = 0, c, i;
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		fprintf(stderr, "c2c: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	while (fscanf(f, "%llx %31s", &addr, kind) == 2) {
+		for (c = CTX_SYSCALL; c <= CTX_INTERRUPT; c++)
+			if (!strcmp(kind, ctx_names[c]))
+				break;
+		if (c > CTX_INTERRUPT || n >= NR_ENTRIES / 2) {
+			fprintf(stderr, "c2c: %s: bad entry %s or too many\n",
+				path, kind);
+			fclose(f);
+			return -1;
+		}
+		i = entry_slot(addr);
+		entry_addr[i] = addr;
+		entry_ctx[i] = c;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/* iretq, iretl, sysretq, sysretl */
+static int is_return(struct qemu_plugin_insn *insn)
+{
+	const uint8_t *b = qemu_plugin_insn_data(insn);
+	size_t n = qemu_plugin_insn_size(insn);
+
+	if (n && b[0] == 0x48) {
+		b++;
+		n--;
+	}
+	return (n == 1 && b[0] == 0xcf) ||
+	       (n == 2 && b[0] == 0x0f && b[1] == 0x07);
+}
+
+static void vcpu_idle(qemu_plugin_id_t id, unsigned int cpu)
+{
+	if (cpu < MAX_VCPUS)
+		__atomic_store_n(&active[cpu], 0, __ATOMIC_RELAXED);
+}
+
+/* A vCPU that slept comes back level with the slowest running one. */
+static void vcpu_resume(qemu_plugin_id_t id, unsigned int cpu)
+{
+	uint64_t m;
+	int any;
+
+	if (cpu >= MAX_VCPUS)
+		return;
+	m = vt_min_others(cpu, &any);
+	if (any && m != UINT64_MAX && vt_of(cpu) < m)
+		__atomic_store_n(&vt[cpu], vt_base[cpu] + m, __ATOMIC_RELAXED);
+	__atomic_store_n(&active[cpu], 1, __ATOMIC_RELAXED);
+}
+
+static int att_cmp(const void *x, const void *y)
+{
+	const struct att *a = x, *b = y;
+
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	return a->count > b->count ? -1 : a->count < b->count;
+}
+
+/* Write the record of the window that just closed; win_lock held. */
+static void dump_window(void)
+{
+	uint64_t tot[4][2] = { { 0 } }, ictx[NR_CTX] = { 0 }, xctx[NR_CTX] = { 0 };
+	uint64_t last = ~0ULL;
+	struct vcpu_stats d;
+	struct att *list;
+	size_t i, n = 0;
+	unsigned int c;
+
+	fprintf(out, "window seq=%" PRIu64 " vcpus=%u\n", win_seq, nr_vcpus);
+	for (c = 0; c < nr_vcpus; c++) {
+		for (i = 0; i < 2; i++) {
+			d.insn[i] = stats[c].insn[i] - start[c].insn[i];
+			d.mem[i] = stats[c].mem[i] - start[c].mem[i];
+			d.xfer[i] = stats[c].xfer[i] - start[c].xfer[i];
+			d.xfer_store[i] = stats[c].xfer_store[i] -
+					  start[c].xfer_store[i];
+			tot[0][i] += d.insn[i];
+			tot[1][i] += d.mem[i];
+			tot[2][i] += d.xfer[i];
+			tot[3][i] += d.xfer_store[i];
+		}
+		for (i = 0; i < NR_CTX; i++) {
+			ictx[i] += stats[c].insn_ctx[i] - start[c].insn_ctx[i];
+			xctx[i] += stats[c].xfer_ctx[i] - start[c].xfer_ctx[i];
+		}
+		fprintf(out, "cpu idx=%u insn_k=%" PRIu64 " insn_u=%" PRIu64
+			" mem_k=%" PRIu64 " mem_u=%" PRIu64 " xfer_k=%" PRIu64
+			" xfer_u=%" PRIu64 "\n", c, d.insn[KERNEL], d.insn[USER],
+			d.mem[KERNEL], d.mem[USER], d.xfer[KERNEL], d.xfer[USER]);
+	}
+
+	fprintf(out, "contexts");
+	for (i = 0; i < NR_CTX; i++)
+		fprintf(out, " insn_%s=%" PRIu64 " xfer_%s=%" PRIu64,
+			ctx_names[i], ictx[i], ctx_names[i], xctx[i]);
+	fprintf(out, "\n");
+	pthread_mutex_lock(&att_lock);
+	fprintf(out, "total insn_k=%" PRIu64 " insn_u=%" PRIu64 " mem_k=%" PRIu64
+		" mem_u=%" PRIu64 " xfer_k=%" PRIu64 " xfer_u=%" PRIu64
+		" xfer_store_k=%" PRIu64 " xfer_store_u=%" PRIu64
+		" conflict=%" PRIu64 " conflict_k=%" PRIu64
+		" sites=%zu dropped=%" PRIu64 " pace_waits=%" PRIu64
+		" pace_timeouts=%" PRIu64 "\n",
+		tot[0][KERNEL], tot[0][USER], tot[1][KERNEL], tot[1][USER],
+		tot[2][KERNEL], tot[2][USER], tot[3][KERNEL], tot[3][USER],
+		conflicts[USER], conflicts[KERNEL], att_used, dropped,
+		pace_waits, pace_timeouts);
+	list = malloc(att_used * sizeof(*list) + 1);
+	if (list) {
+		for (i = 0; i < att_cap; i++)
+			if (atts[i].used)
+				list[n++] = atts[i];
+		qsort(list, n, sizeof(*list), att_cmp);
+		for (i = 0; i < n; i++) {
+			struct att *a = &list[i];
+
+			if (a->line != last) {
+				struct line *l = line_get(a->line);
+
+				last = a->line;
+				fprintf(out, "line phys=%#" PRIx64 " w=%#" PRIx64
+					" t=%#" PRIx64 " kw=%#" PRIx64
+					" kt=%#" PRIx64 " va=%#" PRIx64 "\n",
+					a->line << LINE_SHIFT,
+					l ? l->wmask : 0, l ? l->tmask : 0,
+					l ? l->kwmask : 0, l ? l->ktmask : 0,
+					l ? l->vaddr : 0);
+			}
+			fprintf(out, "xfer pc=%#" PRIx64 " wpc=%#" PRIx64
+				" store=%u ctx=%s n=%" PRIu64 "\n", a->pc,
+				a->wpc, a->store, ctx_names[a->ctx], a->count);
+		}
+		free(list);
+	} else {
+		fprintf(out, "error no memory for the site list\n");
+	}
+	pthread_mutex_unlock(&att_lock);
+	fprintf(out, "end seq=%" PRIu64 "\n", win_seq);
+	fflush(out);
+}
+
+static void mark(unsigned int cpu, void *udata)
+{
+	unsigned int code = (uintptr_t)udata;
+
+	pthread_mutex_lock(&win_lock);
+	if (code == MARK_START) {
+		if (win_open) {
+			fprintf(out, "warning nested start on vcpu %u\n", cpu);
+		} else {
+			pthread_mutex_lock(&att_lock);
+			memset(atts, 0, att_cap * sizeof(*atts));
+			att_used = 0;
+			dropped = 0;
+			pace_waits = pace_timeouts = 0;
+			conflicts[USER] = conflicts[KERNEL] = 0;
+			pthread_mutex_unlock(&att_lock);
+			memcpy(start, stats, sizeof(start));
+			for (unsigned int c = 0; c < nr_vcpus; c++)
+				__atomic_store_n(&vt_base[c],
+						 __atomic_load_n(&vt[c], __ATOMIC_RELAXED),
+						 __ATOMIC_RELAXED);
+			win_seq++;
+			__atomic_add_fetch(&epoch, 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&win_open, 1, __ATOMIC_RELEASE);
+		}
+	} else if (code == MARK_STOP) {
+		if (!win_open) {
+			fprintf(out, "warning stop without start on vcpu %u\n",
+				cpu);
+		} else {
+			__atomic_store_n(&win_open, 0, __ATOMIC_RELEASE);
+			dump_window();
+		}
+	}
+	pthread_mutex_unlock(&win_lock);
+}
+
+/* The marker: nopl MARK_MAGIC+code(%rax), 0f 1f 80 <disp32>. */
+static int marker_code(struct qemu_plugin_insn *insn)
+{
+	const uint8_t *b = qemu_plugin_insn_data(insn);
+	uint32_t disp;
+
+	if (qemu_plugin_insn_size(insn) != 7 || b[0] != 0x0f || b[1] != 0x1f ||
+	    b[2] != 0x80)
+		return 0;
+	disp = b[3] | b[4] << 8 | b[5] << 16 | (uint32_t)b[6] << 24;
+	if ((disp & 0xffffff00u) != MARK_MAGIC)
+		return 0;
+	return disp & 0xff;
+}
+
+static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t i, n = qemu_plugin_tb_n_insns(tb);
+	uint64_t va = qemu_plugin_tb_vaddr(tb);
+	int k = mode_of(va), e;
+
+	if (k == KERNEL) {
+		e = entry_slot(va);
+		if (entry_addr[e] == va)
+			qemu_plugin_register_vcpu_tb_exec_cb(tb, ctx_enter,
+							     QEMU_PLUGIN_CB_NO_REGS,
+							     (void *)(uintptr_t)entry_ctx[e]);
+	}
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_exec,
+					     QEMU_PLUGIN_CB_NO_REGS,
+					     (void *)(uintptr_t)(n << 1 | k));
+	for (i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		uint64_t pc = qemu_plugin_insn_vaddr(insn);
+		int code = marker_code(insn);
+
+		if (code)
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, mark,
+							       QEMU_PLUGIN_CB_NO_REGS,
+							       (void *)(uintptr_t)code);
+		if (k == KERNEL && is_return(insn))
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, ctx_leave,
+							       QEMU_PLUGIN_CB_NO_REGS,
+							       NULL);
+		qemu_plugin_register_vcpu_mem_cb(insn, vcpu_mem,
+						 QEMU_PLUGIN_CB_NO_REGS,
+						 QEMU_PLUGIN_MEM_RW,
+						 (void *)(uintptr_t)pc);
+	}
+}
+
+static void at_exit(qemu_plugin_id_t id, void *udata)
+{
+	pthread_mutex_lock(&win_lock);
+	fprintf(out, "exit windows=%" PRIu64 " open=%d outside=%" PRIu64 "\n",
+		win_seq, win_open, outside_line);
+	fflush(out);
+	pthread_mutex_unlock(&win_lock);
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
+					   const qemu_info_t *info,
+					   int argc, char **argv)
+{
+	const char *path = NULL;
+	int i;
+
+	if (!info->system_emulation) {
+		fprintf(stderr, "c2c: needs system emulation\n");
+		return -1;
+	}
+	if (info->system.max_vcpus > MAX_VCPUS) {
+		fprintf(stderr, "c2c: at most %d vCPUs (got %d)\n", MAX_VCPUS,
+			info->system.max_vcpus);
+		return -1;
+	}
+	nr_vcpus = info->system.max_vcpus;
+	for (i = 0; i < argc; i++) {
+		if (!strncmp(argv[i], "out=", 4)) {
+			path = argv[i] + 4;
+		} else if (!strncmp(argv[i], "entries=", 8)) {
+			if (load_entries(argv[i] + 8) < 0)
+				return -1;
+		} else if (!strncmp(argv[i], "quantum=", 8)) {
+			quantum = strtoull(argv[i] + 8, NULL, 0);
+		} else if (!strncmp(argv[i], "attrib=", 7)) {
+			unsigned long v = strtoul(argv[i] + 7, NULL, 0);
+
+			att_cap = 1024;
+			while (att_cap < v * 4 / 3 + 1 && att_cap < (1UL << 26))
+				att_cap <<= 1;
+		} else {
+			fprintf(stderr, "c2c: unknown argument %s\n", argv[i]);
+			return -1;
+		}
+	}
+	if (!path) {
+		fprintf(stderr, "c2c: out=<path> is required\n");
+		return -1;
+	}
+	out = fopen(path, "w");
+	if (!out) {
+		fprintf(stderr, "c2c: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	atts = calloc(att_cap, sizeof(*atts));
+	if (!atts) {
+		fprintf(stderr, "c2c: out of memory\n");
+		return -1;
+	}
+	fprintf(out, "c2c version=1 vcpus=%u line=%u quantum=%" PRIu64 "\n",
+		nr_vcpus, 1U << LINE_SHIFT, quantum);
+	fflush(out);
+	for (i = 0; i < MAX_VCPUS; i++)
+		active[i] = 1;
+	qemu_plugin_register_vcpu_tb_trans_cb(id, vcpu_tb_trans);
+	qemu_plugin_register_vcpu_idle_cb(id, vcpu_idle);
+	qemu_plugin_register_vcpu_resume_cb(id, vcpu_resume);
+	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+	return 0;
+}

@@ -1,0 +1,437 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+#
+# The cache-line transfer tracer's host side: read the c2c plugin's window
+# records (tools/testing/scalable/c2c/c2c.c), join them in order to the
+# TRACE_WINDOW lines the benchmarks print for the same windows, turn the
+# counts into figures per operation and attribute the transferred lines to
+# kernel functions and data symbols, as perf c2c does on hardware.
+#
+# Leaf module: the standard library only, so that it can be unit-tested and
+# run by hand on a finished trace:
+#
+#   scalable_trace.py <c2c.out> <tap.log> <System.map> [<obj dir>]
+
+import bisect
+import json
+import os
+import re
+import subprocess
+import sys
+
+# Instructions at or above this address are kernel code (x86-64 Linux, with
+# 4- or 5-level paging); so are data addresses at or above KERNEL_DATA.
+KERNEL_HALF = 0xffff800000000000
+KERNEL_DATA = 0xff00000000000000
+# x86-64 Linux address-space regions (Documentation/arch/x86/x86_64/mm.rst),
+# 4-level and 5-level paging, for data that is not in the kernel image.
+REGIONS = (
+	(0xffff888000000000, 0xffffc87fffffffff, 'direct map (slab, page, per-CPU)'),
+	(0xffffc90000000000, 0xffffe8ffffffffff, 'vmalloc/ioremap'),
+	(0xffffea0000000000, 0xffffeaffffffffff, 'struct page array'),
+	(0xfffffe0000000000, 0xfffffe7fffffffff, 'cpu_entry_area'),
+	(0xff11000000000000, 0xff90ffffffffffff, 'direct map (slab, page, per-CPU)'),
+	(0xffa0000000000000, 0xffd1ffffffffffff, 'vmalloc/ioremap'),
+	(0xffd4000000000000, 0xffd5ffffffffffff, 'struct page array'),
+	(0xffffffff80000000, 0xffffffffffffffff, 'kernel image'),
+)
+
+# Code of the series' mechanisms, by object file (relative to the build
+# directory): a transfer is charged to a mechanism when the accessing
+# instruction or the one that last stored to the line is in its code.
+MECHANISMS = {
+	'oplog': ('lib/oplog.o', 'fs/dcache_oplog.o'),
+	'qdo': ('kernel/qdo/qdo.o',),
+	'clustered': ('lib/clustered.o', 'lib/clustered_counter.o'),
+}
+
+
+class TraceError(Exception):
+	pass
+
+
+def _kv(words):
+	out = {}
+	for w in words:
+		if '=' in w:
+			k, v = w.split('=', 1)
+			out[k] = v
+	return out
+
+
+def _int(v):
+	return int(v, 0)
+
+
+def _vals(kv):
+	"""Numbers as ints, words (a context name) as they are."""
+	out = {}
+	for k, v in kv.items():
+		try:
+			out[k] = int(v, 0)
+		except ValueError:
+			out[k] = v
+	return out
+
+
+# Kernel contexts of the plugin (c2c.c): the operation's path, and what the
+# clock drives (inflated per operation by the emulation's slowness).
+OP_CONTEXTS = ('syscall', 'exception', 'ipi')
+TIME_CONTEXTS = ('interrupt', 'kthread')
+ENTRY_RE = re.compile(r'^(entry_SYSCALL_64|entry_SYSCALL_compat|entry_INT80_compat|'
+		      r'entry_SYSENTER_compat|asm_exc_\w+|asm_sysvec_\w+|asm_common_interrupt|'
+		      r'asm_spurious_interrupt)$')
+IPI_ENTRIES = ('asm_sysvec_reschedule_ipi', 'asm_sysvec_call_function',
+	       'asm_sysvec_call_function_single', 'asm_sysvec_irq_work')
+
+
+def entry_points(system_map):
+	"""[(address, context)] of the kernel's x86-64 entry points."""
+	out = []
+	with open(system_map) as f:
+		for line in f:
+			parts = line.split()
+			if len(parts) < 3 or not ENTRY_RE.match(parts[2]):
+				continue
+			name = parts[2]
+			if name.startswith('entry_'):
+				ctx = 'syscall'
+			elif name in IPI_ENTRIES:
+				ctx = 'ipi'
+			elif name.startswith('asm_exc_') and name != 'asm_exc_spurious_interrupt_bug':
+				ctx = 'exception'
+			else:
+				ctx = 'interrupt'
+			out.append((int(parts[0], 16), ctx))
+	if not any(c == 'syscall' for _, c in out):
+		raise TraceError('%s has no entry_SYSCALL_64: not an x86-64 System.map' % system_map)
+	return out
+
+
+def write_entries(system_map, path):
+	with open(path, 'w') as f:
+		for addr, ctx in entry_points(system_map):
+			f.write('%#x %s\n' % (addr, ctx))
+	return path
+
+
+def parse_c2c(text):
+	"""The plugin's output: {'header': {...}, 'windows': [...], 'warnings': [...]}.
+
+	Each window: {'seq', 'vcpus', 'cpus': [per-vCPU dicts], 'total': {...},
+	'lines': [{'phys', 'w', 't', 'kw', 'kt', 'va', 'sites': [{'pc', 'wpc',
+	'store', 'n'}]}]}.  A window without its end line (QEMU killed) is
+	dropped and reported in 'warnings'.
+	"""
+	header, windows, warnings, cur = {}, [], [], None
+	for raw in text.splitlines():
+		words = raw.split()
+		if not words:
+			continue
+		tag, kv = words[0], _kv(words[1:])
+		if tag == 'c2c':
+			header = {k: _int(v) for k, v in kv.items()}
+		elif tag == 'window':
+			if cur is not None:
+				warnings.append('window %d has no end' % cur['seq'])
+			cur = {'seq': _int(kv['seq']), 'vcpus': _int(kv['vcpus']), 'cpus': [],
+			       'total': {}, 'contexts': {}, 'lines': []}
+		elif cur is None:
+			if tag in ('warning', 'error'):
+				warnings.append(raw)
+			continue
+		elif tag == 'cpu':
+			cur['cpus'].append({k: _int(v) for k, v in kv.items()})
+		elif tag == 'total':
+			cur['total'] = {k: _int(v) for k, v in kv.items()}
+		elif tag == 'contexts':
+			cur['contexts'] = {k: _int(v) for k, v in kv.items()}
+		elif tag == 'line':
+			line = {k: _int(v) for k, v in kv.items()}
+			line['sites'] = []
+			cur['lines'].append(line)
+		elif tag == 'xfer':
+			if not cur['lines']:
+				raise TraceError('transfer site before any line in window %d' % cur['seq'])
+			cur['lines'][-1]['sites'].append(_vals(kv))
+		elif tag == 'end':
+			if _int(kv['seq']) != cur['seq']:
+				raise TraceError('window %d ends as %s' % (cur['seq'], kv['seq']))
+			windows.append(cur)
+			cur = None
+		elif tag in ('warning', 'error'):
+			warnings.append(raw)
+	if cur is not None:
+		warnings.append('window %d has no end (the guest was stopped inside it)' % cur['seq'])
+	return {'header': header, 'windows': windows, 'warnings': warnings}
+
+
+TRACE_RE = re.compile(r'TRACE_WINDOW bench=(\S+) mode=(\S+) cpus=(\d+) ops=(\d+) status=(\S+)')
+
+
+def parse_trace_lines(tap_text):
+	"""The benchmarks' TRACE_WINDOW lines, in order."""
+	return [{'bench': m.group(1), 'mode': m.group(2), 'cpus': int(m.group(3)),
+		 'ops': int(m.group(4)), 'ok': m.group(5) == 'ok'}
+		for m in TRACE_RE.finditer(tap_text)]
+
+
+def join(windows, marks):
+	"""Pair the plugin's windows with the benchmarks' lines, in order.
+
+	Both sides number the same windows in the same order (one program runs
+	at a time, and each prints its line after closing its window), so the
+	n-th record belongs to the n-th line.  A count mismatch means a marker
+	was lost or a program died inside its window: refuse to guess.
+	"""
+	if len(windows) != len(marks):
+		raise TraceError('%d traced windows but %d TRACE_WINDOW lines' %
+				 (len(windows), len(marks)))
+	return [dict(m, window=w) for m, w in zip(marks, windows)]
+
+
+class Symbols:
+	"""Kernel symbols from System.map: code and data, by address."""
+
+	def __init__(self, system_map):
+		text, data = [], []
+		with open(system_map) as f:
+			for line in f:
+				parts = line.split()
+				if len(parts) < 3:
+					continue
+				addr, kind, name = int(parts[0], 16), parts[1], parts[2]
+				if kind in 'tTwW':
+					text.append((addr, name))
+				elif kind in 'dDbBrRvV':
+					data.append((addr, name))
+				if name == '_end':
+					self.end = addr
+				elif name == '_text':
+					self.start = addr
+		text.sort()
+		data.sort()
+		self.text_addr = [a for a, _ in text]
+		self.text_name = [n for _, n in text]
+		self.data_addr = [a for a, _ in data]
+		self.data_name = [n for _, n in data]
+		self.start = getattr(self, 'start', text[0][0] if text else 0)
+		self.end = getattr(self, 'end', 0)
+
+	def func(self, pc):
+		"""(name, offset) of the function holding @pc, or (None, 0)."""
+		if pc < KERNEL_HALF:
+			return ('[user]', 0)
+		i = bisect.bisect_right(self.text_addr, pc) - 1
+		if i < 0:
+			return (None, 0)
+		return (self.text_name[i], pc - self.text_addr[i])
+
+	def func_str(self, pc):
+		name, off = self.func(pc)
+		if name is None:
+			return '%#x' % pc
+		if name == '[user]':
+			return name
+		return '%s+%#x' % (name, off)
+
+	def data(self, va):
+		"""What the virtual address @va is: a data symbol or a region."""
+		if not va:
+			return 'unknown'
+		if va < KERNEL_DATA:
+			return 'user'
+		if self.start <= va < self.end:
+			i = bisect.bisect_right(self.data_addr, va) - 1
+			if i >= 0:
+				return '%s+%#x' % (self.data_name[i], va - self.data_addr[i])
+			return 'kernel image'
+		for lo, hi, name in REGIONS:
+			if lo <= va <= hi:
+				return name
+		return 'kernel %#x' % va
+
+
+def mechanism_functions(objdir):
+	"""{mechanism: set of function names} from the objects' symbol tables."""
+	out = {}
+	for mech, objs in MECHANISMS.items():
+		names = set()
+		for o in objs:
+			path = os.path.join(objdir, o)
+			if not os.path.exists(path):
+				continue
+			r = subprocess.run(['nm', '--defined-only', path], capture_output=True, text=True)
+			for line in r.stdout.splitlines():
+				parts = line.split()
+				if len(parts) == 3 and parts[1] in 'tTwW':
+					names.add(parts[2])
+		out[mech] = names
+	return out
+
+
+class Lines:
+	"""file:line of kernel addresses, when vmlinux has DWARF line tables."""
+
+	def __init__(self, vmlinux):
+		self.vmlinux = vmlinux if vmlinux and os.path.exists(vmlinux) else None
+		self.cache = {}
+		if self.vmlinux:
+			r = subprocess.run(['readelf', '-S', self.vmlinux], capture_output=True,
+					   text=True)
+			if '.debug_line' not in r.stdout:
+				self.vmlinux = None
+
+	def resolve(self, pcs):
+		todo = [pc for pc in pcs if pc not in self.cache and pc >= KERNEL_HALF]
+		if todo and self.vmlinux:
+			r = subprocess.run(['addr2line', '-e', self.vmlinux] + ['%#x' % p for p in todo],
+					   capture_output=True, text=True)
+			for pc, where in zip(todo, r.stdout.splitlines()):
+				where = re.sub(r' \(discriminator \d+\)', '', where)
+				self.cache[pc] = None if where.startswith('??') else where
+		return {pc: self.cache.get(pc) for pc in pcs}
+
+
+def popcount(x):
+	return bin(x).count('1')
+
+
+def _ranked_lines(w, syms, keep, top, sites):
+	"""The lines of window @w by transfers of the sites @keep accepts."""
+	out = []
+	for ln in w['lines']:
+		by_site, n = {}, 0
+		for s in ln['sites']:
+			if not keep(s):
+				continue
+			n += s['n']
+			key = (syms.func_str(s['pc']), syms.func(s['wpc'])[0] if s['wpc'] else '-',
+			       'store' if s['store'] else 'load', s.get('ctx', '-'))
+			by_site.setdefault(key, [0, s['pc']])
+			by_site[key][0] += s['n']
+		if not n:
+			continue
+		out.append({'phys': ln['phys'], 'transfers': n, 'data': syms.data(ln['va']),
+			    'writers': popcount(ln['w']), 'accessors': popcount(ln['t']),
+			    'sites': sorted(([k[0], k[1], k[2], k[3], v[0], v[1]]
+					     for k, v in by_site.items()), key=lambda x: -x[4])[:sites]})
+	out.sort(key=lambda x: -x['transfers'])
+	return out[:top]
+
+
+def on_op_path(site):
+	return site['pc'] < KERNEL_HALF or site.get('ctx') in OP_CONTEXTS
+
+
+def analyze_window(row, syms, mech_funcs=None, lines=None, top=8, sites=4):
+	"""Figures per operation and the top transferred lines of one window.
+
+	The headline figures count the operation's path: user mode, and the
+	kernel's syscall, exception and IPI contexts.  Timer interrupts and
+	kthreads are reported apart (see c2c.c on why they are inflated).
+	"""
+	w = row['window']
+	t, cx = w['total'], w.get('contexts', {})
+	ops = row['ops']
+	per = (lambda v: v / ops) if ops else (lambda v: None)
+	mech_funcs = mech_funcs or {}
+	mech_op = {m: 0 for m in mech_funcs}
+	mech_all = {m: 0 for m in mech_funcs}
+	for ln in w['lines']:
+		for s in ln['sites']:
+			f = syms.func(s['pc'])[0]
+			wf = syms.func(s['wpc'])[0] if s['wpc'] else None
+			for m, names in mech_funcs.items():
+				if f in names or wf in names:
+					mech_all[m] += s['n']
+					if on_op_path(s):
+						mech_op[m] += s['n']
+	op_lines = _ranked_lines(w, syms, on_op_path, top, sites)
+	time_lines = _ranked_lines(w, syms, lambda s: not on_op_path(s), 3, 2)
+	if lines:
+		where = lines.resolve([s[5] for ln in op_lines + time_lines for s in ln['sites']])
+	for ln in op_lines + time_lines:
+		ln['per_op'] = per(ln['transfers'])
+		ln['sites'] = [{'function': s[0], 'writer': s[1], 'kind': s[2], 'context': s[3],
+				'transfers': s[4], 'where': where.get(s[5]) if lines else None}
+			       for s in ln['sites']]
+	op_xfer = sum(cx.get('xfer_' + c, 0) for c in OP_CONTEXTS)
+	time_xfer = sum(cx.get('xfer_' + c, 0) for c in TIME_CONTEXTS)
+	op_insn = sum(cx.get('insn_' + c, 0) for c in OP_CONTEXTS)
+	return {
+		'bench': row['bench'], 'mode': row['mode'], 'cpus': row['cpus'], 'ops': ops,
+		'ok': row['ok'],
+		# the operation's path: kernel (syscall, exception, IPI) and user
+		'transfers_per_op': per(op_xfer + t.get('xfer_u', 0)),
+		'kernel_transfers_per_op': per(op_xfer),
+		'user_transfers_per_op': per(t.get('xfer_u', 0)),
+		'kernel_insn_per_op': per(op_insn),
+		# what the clock drives, inflated by the emulation
+		'time_transfers_per_op': per(time_xfer),
+		'all_kernel_transfers_per_op': per(t.get('xfer_k', 0)),
+		'all_kernel_insn_per_op': per(t.get('insn_k', 0)),
+		'user_insn_per_op': per(t.get('insn_u', 0)),
+		'conflict_lines_per_op': per(t.get('conflict', 0)),
+		'kernel_conflict_lines': t.get('conflict_k', 0),
+		'contexts': cx,
+		'mechanism_transfers_per_op': {m: per(v) for m, v in mech_op.items()},
+		'mechanism_transfers_all_contexts': mech_all,
+		'dropped_sites': t.get('dropped', 0),
+		'pace_timeouts': t.get('pace_timeouts', 0),
+		'top_lines': op_lines,
+		'time_lines': time_lines,
+	}
+
+
+def analyze(c2c_text, tap_text, system_map, objdir=None, vmlinux=None):
+	parsed = parse_c2c(c2c_text)
+	rows = join(parsed['windows'], parse_trace_lines(tap_text))
+	syms = Symbols(system_map)
+	mech = mechanism_functions(objdir) if objdir else {}
+	lines = Lines(vmlinux)
+	return {'header': parsed['header'], 'warnings': parsed['warnings'],
+		'results': [analyze_window(r, syms, mech, lines) for r in rows]}
+
+
+def fmt(v, digits=3):
+	return '-' if v is None else ('%.*f' % (digits, v))
+
+
+def text_report(res, lines_per_row=5):
+	out = []
+	for r in res['results']:
+		out.append('%s %s cpus=%d ops=%d: transfers/op %s (kernel %s, user %s), kernel '
+			   'insn/op %s; clock-driven transfers/op %s; %s' %
+			   (r['bench'], r['mode'], r['cpus'], r['ops'], fmt(r['transfers_per_op']),
+			    fmt(r['kernel_transfers_per_op']), fmt(r['user_transfers_per_op']),
+			    fmt(r['kernel_insn_per_op'], 0), fmt(r['time_transfers_per_op']),
+			    ' '.join('%s=%s' % (m, fmt(v, 4)) for m, v in
+				     sorted(r['mechanism_transfers_per_op'].items()))))
+		for ln in r['top_lines'][:lines_per_row]:
+			out.append('    line %#x %s: %d transfers (%s/op), %d writers, %d accessors' %
+				   (ln['phys'], ln['data'], ln['transfers'], fmt(ln['per_op']),
+				    ln['writers'], ln['accessors']))
+			for s in ln['sites'][:3]:
+				out.append('        %6d %-5s %-9s %s%s (last store: %s)' %
+					   (s['transfers'], s['kind'], s['context'], s['function'],
+					    ' ' + s['where'] if s['where'] else '', s['writer']))
+	return '\n'.join(out)
+
+
+def main(argv):
+	if len(argv) < 4:
+		print('usage: scalable_trace.py <c2c.out> <tap.log> <System.map> [<obj dir>]',
+		      file=sys.stderr)
+		return 2
+	objdir = argv[4] if len(argv) > 4 else None
+	res = analyze(open(argv[1]).read(), open(argv[2], errors='replace').read(), argv[3],
+		      objdir, os.path.join(objdir, 'vmlinux') if objdir else None)
+	print(text_report(res))
+	for w in res['warnings']:
+		print('warning:', w)
+	return 0
+
+
+if __name__ == '__main__':
+	sys.exit(main(sys.argv))
