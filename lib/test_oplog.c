@@ -29,7 +29,8 @@
  *   list_run     read by each of <workers> worker tasks, each pinned to
  *		  its CPU: waits until all have arrived, runs the loop for
  *		  warmup_ms, counts iterations for measure_ms and returns
- *		  "ops=<n> ns=<t> cpu=<c>".
+ *		  "ops=<n> ns=<t> cpu=<c> total=<all>", <all> being the
+ *		  iterations of the whole run, warm-up included.
  *   spin_loops   the loop iterations of one spin, calibrated to
  *		  LB_SPIN_CYCLES cycles by each list_config write
  *   list_check   read after the workers returned: synchronizes, checks
@@ -458,8 +459,8 @@ static ssize_t run_read(struct file *file, char __user *ubuf, size_t len,
 	mutex_unlock(&lb_mutex);
 	if (failed)
 		return -ENOMEM;
-	size = scnprintf(buf, sizeof(buf), "ops=%llu ns=%llu cpu=%d\n",
-			 measuring ? n - n0 : 0, measuring ? now - m0 : 0, cpu);
+	size = scnprintf(buf, sizeof(buf), "ops=%llu ns=%llu cpu=%d total=%llu\n",
+			 measuring ? n - n0 : 0, measuring ? now - m0 : 0, cpu, n);
 	return simple_read_from_buffer(ubuf, len, ppos, buf, size);
 }
 

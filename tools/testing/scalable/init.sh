@@ -107,6 +107,33 @@ dcache_oplog_state() {
 }
 
 cd /opt/kselftest || { say "no kselftests installed"; finish; }
+
+# Traced boots (make trace): only the listed benchmarks, each at this
+# guest's CPU count, one short run per mode.  Each program marks its
+# measurement windows for the host's cache-line transfer plugin and, with
+# SCALABLE_TRACE set, prints one TRACE_WINDOW line per window; the host
+# joins the two in order.  KUnit is off in these boots (kunit.enable=0).
+#   scalable_trace     comma list of programs of tools/testing/selftests/
+#                      scalable (and qdo_idle: an idle window)
+#   scalable_trace_ms  measured window per run, ms (warm-up: a fifth)
+if [ -n "$scalable_trace" ]; then
+	export SCALABLE_TRACE=1
+	n=$(nproc)
+	ms=${scalable_trace_ms:-500}
+	targs="-w $((ms / 5)) -m $ms -r 1 -c $n"
+	for t in $(echo "$scalable_trace" | tr , ' '); do
+		case $t in
+		ast_bench) args="$targs -t 100 -b 1" ;;
+		qdo_idle) t=qdo_latency; args="-I $ms" ;;
+		*) args="$targs" ;;
+		esac
+		say "trace $t $args"
+		# shellcheck disable=SC2086
+		./scalable/$t $args > "$out" 2>&1
+		say "trace $t rc=$?"
+	done
+	finish
+fi
 # The series' own kselftests first, then the upstream ones: the runner
 # would take the collections in alphabetical order, and the upstream tests
 # must run after stat_bench and dcache_oplog_test, which flip the dentry

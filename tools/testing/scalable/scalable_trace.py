@@ -419,6 +419,167 @@ def text_report(res, lines_per_row=5):
 	return '\n'.join(out)
 
 
+# ------------------------------------------------------------ checks
+
+# The instrument's own check (cacheline_bench): properties of the model,
+# not timings, so they are asserted.
+INSTRUMENT = {'shared': ('>=', 0.5), 'packed': ('>=', 0.5), 'padded': ('<=', 0.01)}
+
+
+def instrument_problems(results, cpus=(2, 4)):
+	"""What is wrong with the tracer, judged by cacheline_bench at @cpus."""
+	problems = []
+	for n in cpus:
+		for mode, (op, bound) in INSTRUMENT.items():
+			rows = [r for r in results if r['bench'] == 'cacheline_bench' and
+				r['mode'] == mode and r['cpus'] == n]
+			if not rows:
+				problems.append('cacheline_bench %s at %d vCPUs was not traced' % (mode, n))
+				continue
+			v = rows[0]['user_transfers_per_op']
+			if v is None or not rows[0]['ok']:
+				problems.append('cacheline_bench %s at %d vCPUs counted no operation' %
+						(mode, n))
+			elif (op == '>=' and v < bound) or (op == '<=' and v > bound):
+				problems.append('tracer: cacheline_bench %s at %d vCPUs shows %.4f '
+						'transfers/op, must be %s %g' % (mode, n, v, op, bound))
+	return problems
+
+
+# The stat gate: a regression of the dentry OpLog's hit path that makes it
+# move its own lines between CPUs fails, with room that noise cannot reach.
+STAT_GATE_OPLOG = 0.02
+STAT_GATE_STOCK = 0.5
+
+
+def stat_gate_problems(results, cpus):
+	problems = []
+	rows = {r['mode']: r for r in results if r['bench'] == 'stat_bench' and r['cpus'] == cpus}
+	for mode in ('same-stock', 'same-oplog'):
+		if mode not in rows or not rows[mode]['ops'] or not rows[mode]['ok']:
+			problems.append('stat gate: stat_bench %s at %d vCPUs did not run' % (mode, cpus))
+	if problems:
+		return problems
+	stock = rows['same-stock']['kernel_transfers_per_op']
+	own = rows['same-oplog']['mechanism_transfers_per_op'].get('oplog')
+	if stock <= STAT_GATE_STOCK:
+		problems.append('stat gate: same-stock shows %.3f transfers/op at %d vCPUs (more '
+				'than %g expected): the tracer does not see the shared d_lockref' %
+				(stock, cpus, STAT_GATE_STOCK))
+	if own is None or own > STAT_GATE_OPLOG:
+		problems.append('stat gate: same-oplog moves OpLog\'s own lines %s times per stat '
+				'at %d vCPUs (at most %g)' % (fmt(own, 4), cpus, STAT_GATE_OPLOG))
+	return problems
+
+
+def _row(results, bench, mode, cpus):
+	for r in results:
+		if r['bench'] == bench and r['mode'] == mode and r['cpus'] == cpus:
+			return r
+	return None
+
+
+def targets(results):
+	"""Issue 11's targets: [(target, verdict, detail)], where measured."""
+	out = []
+	for n in (8, 16):
+		a = _row(results, 'stat_bench', 'same-oplog', n)
+		b = _row(results, 'stat_bench', 'private-stock', n)
+		if a and b and a['ops'] and b['ops']:
+			x, y = a['transfers_per_op'], b['transfers_per_op']
+			out.append(('stat same-oplog within 10%% of private-stock at %d vCPUs' % n,
+				    'met' if x <= y * 1.1 else 'missed',
+				    '%.3f vs %.3f transfers/op (%.2fx)' % (x, y, x / y if y else 0)))
+			own = a['mechanism_transfers_per_op'].get('oplog')
+			out.append(('stat same-oplog: no OpLog line moves per stat at %d vCPUs' % n,
+				    'met' if own is not None and own <= 0.01 else 'missed',
+				    '%s OpLog transfers/op' % fmt(own, 4)))
+	for mode in ('same', 'private'):
+		a = _row(results, 'stat_bench', mode + '-oplog', 1)
+		b = _row(results, 'stat_bench', mode + '-stock', 1)
+		if a and b and a['ops'] and b['ops']:
+			x, y = a['kernel_insn_per_op'], b['kernel_insn_per_op']
+			out.append(('stat %s: OpLog kernel instructions at most 3%% above stock, 1 vCPU'
+				    % mode, 'met' if x <= y * 1.03 else 'missed',
+				    '%.0f vs %.0f (%+.1f%%)' % (x, y, (x / y - 1) * 100 if y else 0)))
+	for n in (8, 16):
+		a = _row(results, 'oplog_list', 'local', n)
+		if a and a['ops']:
+			own = a['mechanism_transfers_per_op'].get('oplog')
+			out.append(('oplog_list local: OpLog transfers/op at most 0.01, %d vCPUs' % n,
+				    'met' if own is not None and own <= 0.01 else 'missed',
+				    '%s' % fmt(own, 4)))
+		b = _row(results, 'oplog_list', 'locked', n)
+		if b and b['ops']:
+			out.append(('oplog_list locked: at least 1 transfer/op, %d vCPUs' % n,
+				    'met' if b['transfers_per_op'] >= 1 else 'missed',
+				    '%.3f' % b['transfers_per_op']))
+	for r in results:
+		if r['bench'] == 'qdo_idle':
+			q = r['mechanism_transfers_all_contexts'].get('qdo')
+			out.append(('QDo: no transfer from QDo code in an idle %d-vCPU guest' % r['cpus'],
+				    'met' if q == 0 else 'missed', '%s transfers' % q))
+	return out
+
+
+# ------------------------------------------------------------ report
+
+METRICS = (
+	('transfers_per_op', 'transfers/op', 3),
+	('conflict_lines_per_op', 'conflict lines/op', 4),
+	('kernel_insn_per_op', 'kernel insn/op', 0),
+	('time_transfers_per_op', 'clock-driven transfers/op', 3),
+)
+
+
+def markdown(results, title='Cache-line transfers, traced (QEMU TCG, c2c plugin)', top=3):
+	"""The traced table: per benchmark and mode, each metric at each N."""
+	counts = sorted({r['cpus'] for r in results})
+	out = ['## ' + title, '',
+	       'Per operation of each benchmark\'s measured window, on the operation\'s '
+	       'path (user mode; kernel syscall, exception and IPI contexts). '
+	       '"clock-driven" counts timer interrupts and kthreads, inflated by the '
+	       'emulation (README: tracing). Columns: guest vCPUs.', '',
+	       '| benchmark | mode | metric | ' + ' | '.join('%d' % n for n in counts) + ' |',
+	       '|---|---|---|' + '---|' * len(counts)]
+	keys = []
+	for r in results:
+		if (r['bench'], r['mode']) not in keys:
+			keys.append((r['bench'], r['mode']))
+	for bench, mode in keys:
+		for key, label, digits in METRICS:
+			cells = []
+			for n in counts:
+				r = _row(results, bench, mode, n)
+				cells.append(fmt(r[key], digits) if r and r['ok'] else
+					     ('fail' if r else ''))
+			out.append('| %s | %s | %s | %s |' % (bench, mode, label, ' | '.join(cells)))
+	out.append('')
+	t = targets(results)
+	if t:
+		out += ['### Targets', '', '| target | verdict | measured |', '|---|---|---|']
+		out += ['| %s | %s | %s |' % x for x in t]
+		out.append('')
+	out += ['### Top transferred lines at %d vCPUs' % counts[-1], '']
+	for bench, mode in keys:
+		r = _row(results, bench, mode, counts[-1])
+		if not r or not r['top_lines']:
+			continue
+		out.append('**%s %s** (%d ops):' % (bench, mode, r['ops']))
+		out.append('')
+		for ln in r['top_lines'][:top]:
+			out.append('- line %#x, %s: %s transfers/op, written by %d vCPUs, touched by %d' %
+				   (ln['phys'], ln['data'], fmt(ln['per_op']), ln['writers'],
+				    ln['accessors']))
+			for s in ln['sites'][:3]:
+				out.append('  - %d %s in %s%s, %s (data last stored by %s)' %
+					   (s['transfers'], s['kind'], s['function'],
+					    ' (%s)' % s['where'] if s['where'] else '', s['context'],
+					    s['writer']))
+		out.append('')
+	return '\n'.join(out)
+
+
 def main(argv):
 	if len(argv) < 4:
 		print('usage: scalable_trace.py <c2c.out> <tap.log> <System.map> [<obj dir>]',

@@ -53,6 +53,7 @@
 
 #include "../kselftest.h"
 #include "ast_mutex.h"
+#include "trace_mark.h"
 
 enum { S_EMPTY, S_MID, S_FULL, S_STOP };
 enum {
@@ -439,11 +440,23 @@ static double run_once(int impl, int nthreads, int size, struct cost *cost)
 	if (!ret) {
 		sleep_ms(warmup_ms);
 		getrusage(RUSAGE_SELF, &ru0);
+		trace_window_start();
 		g0 = sum(b->gets, nc);
 		t0 = now_ms();
 		sleep_ms(measure_ms);
 		g1 = sum(b->gets, nc);
 		t1 = now_ms();
+		trace_window_stop();
+		if (trace_enabled()) {
+			char mode[64];
+			cpu_set_t set;
+
+			snprintf(mode, sizeof(mode), "%s-t%d-b%d",
+				 impl_names[impl], nthreads, size);
+			sched_getaffinity(0, sizeof(set), &set);
+			trace_window_report("ast_bench", mode, CPU_COUNT(&set),
+					    g1 > g0 ? g1 - g0 : 0, g1 > g0);
+		}
 		getrusage(RUSAGE_SELF, &ru1);
 		n = g1 > g0 ? g1 - g0 : 1;
 		cost->csw = (double)(ru1.ru_nvcsw + ru1.ru_nivcsw -

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "../kselftest.h"
+#include "trace_mark.h"
 
 #define DIR		"/sys/kernel/debug/oplog_test/"
 #define CONFIG		DIR "list_config"
@@ -56,6 +57,7 @@ static const char * const mode_names[NR_MODES] = { "locked", "basic", "global", 
 
 struct worker_result {
 	unsigned long long ops;
+	unsigned long long total;	/* warm-up included */
 	unsigned long long ns;
 	int cpu;
 	int ok;
@@ -168,7 +170,8 @@ static int run_worker(int idx)
 		fprintf(stderr, "oplog_list: worker %d: read %s: %s\n", idx, RUN, strerror(errno));
 		return 1;
 	}
-	if (sscanf(buf, "ops=%llu ns=%llu cpu=%d", &r->ops, &r->ns, &r->cpu) != 3 ||
+	if (sscanf(buf, "ops=%llu ns=%llu cpu=%d total=%llu", &r->ops, &r->ns,
+		   &r->cpu, &r->total) != 4 ||
 	    !r->ns) {
 		fprintf(stderr, "oplog_list: worker %d: bad answer '%s'\n", idx, buf);
 		return 1;
@@ -183,6 +186,7 @@ static double run_once(int mode, int cpus)
 	char cfg[96], buf[512];
 	double rate = 0;
 	pid_t pids[MAX_CPUS];
+	unsigned long long total;
 	int i, status, failed = 0;
 
 	snprintf(cfg, sizeof(cfg), "%s %d %ld %ld", mode_names[mode], cpus, warmup_ms,
@@ -192,6 +196,8 @@ static double run_once(int mode, int cpus)
 		return -1;
 	}
 	memset(results, 0, sizeof(*results) * cpus);
+	/* The tracer's window holds the workers' whole runs, warm-up too. */
+	trace_window_start();
 	for (i = 0; i < cpus; i++) {
 		pids[i] = fork();
 		if (pids[i] == 0)
@@ -206,6 +212,10 @@ static double run_once(int mode, int cpus)
 		    WEXITSTATUS(status))
 			failed++;
 	}
+	trace_window_stop();
+	for (i = 0, total = 0; i < cpus; i++)
+		total += results[i].total;
+	trace_window_report("oplog_list", mode_names[mode], cpus, total, !failed);
 	if (read_str(CHECK, buf, sizeof(buf)) < 0) {
 		ksft_print_msg("read %s: %s\n", CHECK, strerror(errno));
 		return -1;

@@ -10,6 +10,11 @@
  * in front of the mode.  Numbers only: nothing here asserts on speed.
  * The common benchmark options (-w, -m, -r, -q, -c) are accepted and
  * ignored: the kernel side sets the sizes.
+ *
+ * "qdo_latency -I <ms>" instead marks one tracer window (trace_mark.h)
+ * around <ms> of sleep on an otherwise idle system: under the harness's
+ * cache-line tracer, QDo's idle cost (its daemons, its per-CPU
+ * generations) shows as the transfers of that window.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,10 +24,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "../kselftest.h"
+#include "trace_mark.h"
 
 #define QDO_LATENCY	"/sys/kernel/debug/qdo_test/latency"
 #define QDO_COUNTER	"/sys/kernel/debug/qdo_test/counter"
@@ -82,11 +89,33 @@ static void spin(int cpu)
 		;
 }
 
+/* One tracer window around @ms of sleep: the idle system's transfers. */
+static int idle_window(const char *arg)
+{
+	int ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	long ms = strtol(arg, NULL, 10);
+	struct timespec ts = { ms / 1000, ms % 1000 * 1000000L };
+	int ret;
+
+	ksft_print_header();
+	ksft_set_plan(1);
+	if (ms <= 0)
+		ksft_exit_fail_msg("-I wants milliseconds, not '%s'\n", arg);
+	trace_window_start();
+	ret = clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+	trace_window_stop();
+	trace_window_report("qdo_idle", "idle", ncpus, 1, !ret);
+	ksft_test_result(!ret, "qdo_idle: %ld ms idle window\n", ms);
+	ksft_finished();
+}
+
 int main(int argc, char **argv)
 {
 	int ncpus = sysconf(_SC_NPROCESSORS_ONLN), cpu, n;
 	pid_t pids[256];
 
+	if (argc == 3 && !strcmp(argv[1], "-I"))
+		return idle_window(argv[2]);
 	ksft_print_header();
 	if (access(QDO_LATENCY, R_OK))
 		ksft_exit_skip("%s missing (CONFIG_TEST_QDO, debugfs, root)\n", QDO_LATENCY);

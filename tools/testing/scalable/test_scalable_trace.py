@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+#
+# Unit tests of scalable_trace.py: the c2c record parser, the join to the
+# benchmarks' TRACE_WINDOW lines, symbols and the per-operation figures.
+
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import scalable_trace as st  # noqa: E402
+
+SYSTEM_MAP = '''\
+ffffffff81000000 T _text
+ffffffff81000000 T _stext
+ffffffff81100000 T lockref_get_not_dead
+ffffffff81100040 T lockref_put_return
+ffffffff81200000 T oplog_queue
+ffffffff81300000 T ktime_get
+ffffffff81400040 T entry_SYSCALL_64
+ffffffff81400f40 T asm_exc_page_fault
+ffffffff81401000 T asm_sysvec_apic_timer_interrupt
+ffffffff81401100 T asm_sysvec_reschedule_ipi
+ffffffff81b00000 D tk_core
+ffffffff81b00100 D jiffies_64
+ffffffff82000000 B _end
+'''
+
+# Two windows: a stat-like one with the lockref line bounced between two
+# vCPUs on the syscall path, and one with only timer traffic.
+C2C = '''\
+c2c version=1 vcpus=2 line=64 quantum=10
+window seq=1 vcpus=2
+cpu idx=0 insn_k=5000 insn_u=100 mem_k=2000 mem_u=40 xfer_k=30 xfer_u=0
+cpu idx=1 insn_k=5000 insn_u=100 mem_k=2000 mem_u=40 xfer_k=32 xfer_u=2
+contexts insn_user=200 xfer_user=2 insn_syscall=9000 xfer_syscall=40 insn_exception=0 \
+xfer_exception=0 insn_ipi=0 xfer_ipi=0 insn_interrupt=1000 xfer_interrupt=22 insn_kthread=0 xfer_kthread=0
+total insn_k=10000 insn_u=200 mem_k=4000 mem_u=80 xfer_k=62 xfer_u=2 xfer_store_k=20 \
+xfer_store_u=1 conflict=3 conflict_k=2 sites=4 dropped=0 pace_waits=5 pace_timeouts=0
+line phys=0x1000 w=0x3 t=0x3 kw=0x3 kt=0x3 va=0xff11000000001000
+xfer pc=0xffffffff81100005 wpc=0xffffffff81100048 store=0 ctx=syscall n=25
+xfer pc=0xffffffff81100048 wpc=0xffffffff81100048 store=1 ctx=syscall n=15
+line phys=0x2000 w=0x1 t=0x3 kw=0x1 kt=0x3 va=0xffffffff81b00000
+xfer pc=0xffffffff81300017 wpc=0xffffffff81300100 store=0 ctx=interrupt n=22
+line phys=0x3000 w=0x3 t=0x3 kw=0 kt=0 va=0
+xfer pc=0x401760 wpc=0x401760 store=1 ctx=user n=2
+end seq=1
+warning stop without start on vcpu 0
+window seq=2 vcpus=2
+contexts insn_user=0 xfer_user=0 insn_syscall=0 xfer_syscall=0 insn_exception=0 \
+xfer_exception=0 insn_ipi=0 xfer_ipi=0 insn_interrupt=500 xfer_interrupt=4 insn_kthread=10 xfer_kthread=1
+total insn_k=510 insn_u=0 mem_k=100 mem_u=0 xfer_k=5 xfer_u=0 xfer_store_k=0 xfer_store_u=0 \
+conflict=1 conflict_k=1 sites=2 dropped=0 pace_waits=0 pace_timeouts=0
+line phys=0x4000 w=0x1 t=0x3 kw=0x1 kt=0x3 va=0xffffffff81b00100
+xfer pc=0xffffffff81200010 wpc=0xffffffff81200020 store=0 ctx=kthread n=1
+xfer pc=0xffffffff81300017 wpc=0xffffffff81300100 store=0 ctx=interrupt n=4
+end seq=2
+exit windows=2 open=0 outside=0
+'''
+
+TAP = '''\
+# TRACE_WINDOW bench=stat_bench mode=same-stock cpus=2 ops=20 status=ok
+# RESULT bench=stat_bench mode=same-stock cpus=2 ops_per_ms=1.0 runs=1 stddev=0.000
+# TRACE_WINDOW bench=qdo_idle mode=idle cpus=2 ops=1 status=ok
+'''
+
+
+def c2c_join(c2c_text):
+	"""C2C with its continuation backslashes joined."""
+	return c2c_text.replace('\\\n', '')
+
+
+class TraceTest(unittest.TestCase):
+	def setUp(self):
+		self.tmp = tempfile.TemporaryDirectory()
+		self.map = os.path.join(self.tmp.name, 'System.map')
+		with open(self.map, 'w') as f:
+			f.write(SYSTEM_MAP)
+		self.text = c2c_join(C2C)
+
+	def tearDown(self):
+		self.tmp.cleanup()
+
+	def test_parse(self):
+		p = st.parse_c2c(self.text)
+		self.assertEqual(p['header']['quantum'], 10)
+		self.assertEqual([w['seq'] for w in p['windows']], [1, 2])
+		w = p['windows'][0]
+		self.assertEqual(len(w['cpus']), 2)
+		self.assertEqual(w['total']['xfer_k'], 62)
+		self.assertEqual(w['contexts']['xfer_syscall'], 40)
+		self.assertEqual(len(w['lines']), 3)
+		self.assertEqual(w['lines'][0]['sites'][0]['ctx'], 'syscall')
+		self.assertEqual(p['warnings'], ['warning stop without start on vcpu 0'])
+
+	def test_unterminated_window_is_dropped(self):
+		text = self.text.split('end seq=2')[0]
+		p = st.parse_c2c(text)
+		self.assertEqual(len(p['windows']), 1)
+		self.assertTrue(any('no end' in w for w in p['warnings']))
+
+	def test_site_before_line_is_an_error(self):
+		with self.assertRaises(st.TraceError):
+			st.parse_c2c('window seq=1 vcpus=1\nxfer pc=0x1 wpc=0 store=0 ctx=user n=1\n')
+
+	def test_join_refuses_a_count_mismatch(self):
+		p = st.parse_c2c(self.text)
+		marks = st.parse_trace_lines(TAP)
+		self.assertEqual(len(st.join(p['windows'], marks)), 2)
+		with self.assertRaises(st.TraceError):
+			st.join(p['windows'], marks[:1])
+
+	def test_symbols(self):
+		s = st.Symbols(self.map)
+		self.assertEqual(s.func_str(0xffffffff81100005), 'lockref_get_not_dead+0x5')
+		self.assertEqual(s.func_str(0x401000), '[user]')
+		self.assertEqual(s.data(0xffffffff81b00108), 'jiffies_64+0x8')
+		self.assertEqual(s.data(0xff11000000001000), 'direct map (slab, page, per-CPU)')
+		self.assertEqual(s.data(0xffff888000001000), 'direct map (slab, page, per-CPU)')
+		self.assertEqual(s.data(0x7fff0000), 'user')
+
+	def test_entry_points(self):
+		got = dict((hex(a), c) for a, c in st.entry_points(self.map))
+		self.assertEqual(got, {'0xffffffff81400040': 'syscall',
+				       '0xffffffff81400f40': 'exception',
+				       '0xffffffff81401000': 'interrupt',
+				       '0xffffffff81401100': 'ipi'})
+		bad = os.path.join(self.tmp.name, 'bad.map')
+		with open(bad, 'w') as f:
+			f.write('ffffffff81000000 T _text\n')
+		with self.assertRaises(st.TraceError):
+			st.entry_points(bad)
+
+	def test_per_op_figures_leave_the_clock_out(self):
+		p = st.parse_c2c(self.text)
+		rows = st.join(p['windows'], st.parse_trace_lines(TAP))
+		syms = st.Symbols(self.map)
+		mech = {'oplog': {'oplog_queue'}}
+		r = st.analyze_window(rows[0], syms, mech)
+		# 40 syscall-path kernel transfers + 2 user ones over 20 ops
+		self.assertAlmostEqual(r['kernel_transfers_per_op'], 2.0)
+		self.assertAlmostEqual(r['user_transfers_per_op'], 0.1)
+		self.assertAlmostEqual(r['transfers_per_op'], 2.1)
+		self.assertAlmostEqual(r['time_transfers_per_op'], 22 / 20)
+		self.assertAlmostEqual(r['kernel_insn_per_op'], 9000 / 20)
+		self.assertEqual(r['mechanism_transfers_per_op']['oplog'], 0)
+		top = r['top_lines'][0]
+		self.assertEqual(top['transfers'], 40)
+		self.assertEqual(top['writers'], 2)
+		self.assertEqual(top['sites'][0]['function'], 'lockref_get_not_dead+0x5')
+		self.assertEqual(top['sites'][0]['writer'], 'lockref_put_return')
+		# the timer's line is not on the operation's path
+		self.assertNotIn(0x2000, [ln['phys'] for ln in r['top_lines']])
+		self.assertEqual(r['time_lines'][0]['data'], 'tk_core+0x0')
+
+	def test_mechanism_charged_in_every_context(self):
+		p = st.parse_c2c(self.text)
+		rows = st.join(p['windows'], st.parse_trace_lines(TAP))
+		r = st.analyze_window(rows[1], st.Symbols(self.map), {'oplog': {'oplog_queue'}})
+		self.assertEqual(r['mechanism_transfers_per_op']['oplog'], 0)
+		self.assertEqual(r['mechanism_transfers_all_contexts']['oplog'], 1)
+
+	def test_zero_ops_gives_no_ratio(self):
+		p = st.parse_c2c(self.text)
+		row = dict(st.parse_trace_lines(TAP)[0], ops=0, window=p['windows'][0])
+		r = st.analyze_window(row, st.Symbols(self.map))
+		self.assertIsNone(r['transfers_per_op'])
+
+
+if __name__ == '__main__':
+	unittest.main()
