@@ -12,7 +12,7 @@ import subprocess
 import time
 
 import scalable_common as common
-from scalable_common import default_smp, die, env_int, log, machine_lock
+from scalable_common import HarnessError, default_smp, die, env_int, log, machine_lock
 
 
 def kvm_works():
@@ -31,8 +31,12 @@ def kvm_works():
 	return bool(re.search(r'^flags\s*:.*\b(vmx|svm)\b', flags, re.M))
 
 
-def qemu_cmd(obj, smp, accel, append, console, tap, mem):
-	"""The QEMU command line that boots build/<flavour> (@obj)."""
+def qemu_cmd(obj, smp, accel, append, console, tap, mem, extra_qemu_args=()):
+	"""The QEMU command line that boots build/<flavour> (@obj).
+
+	@extra_qemu_args go last, after the harness's own options, e.g. a TCG
+	plugin: ('-plugin', 'lib.so,arg=...', '-d', 'plugin', '-D', 'file').
+	"""
 	cmd = [os.environ.get('QEMU') or 'qemu-system-x86_64', '-M', 'pc', '-m', mem,
 	       '-smp', str(smp), '-nodefaults', '-display', 'none', '-no-reboot',
 	       '-kernel', os.path.join(obj, 'arch', 'x86', 'boot', 'bzImage'),
@@ -44,7 +48,7 @@ def qemu_cmd(obj, smp, accel, append, console, tap, mem):
 		cmd += ['-accel', 'kvm', '-cpu', 'host']
 	else:
 		cmd += ['-accel', 'tcg,thread=multi', '-cpu', 'max']
-	return cmd
+	return cmd + list(extra_qemu_args)
 
 
 def tcg_tsc_param(accel):
@@ -68,8 +72,14 @@ def tcg_tsc_param(accel):
 	return ''
 
 
-def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None):
-	"""Boot once; return dict with console and tap logs and how it ended."""
+def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None,
+	 extra_qemu_args=(), accel=None):
+	"""Boot once; return dict with console and tap logs and how it ended.
+
+	@extra_qemu_args are appended to the QEMU command line (qemu_cmd()).
+	@accel 'kvm' or 'tcg' forces the accelerator (a TCG plugin needs TCG);
+	None detects it (kvm_works(), which honours ACCEL).
+	"""
 	os.makedirs(logdir, exist_ok=True)
 	# KERNEL_ARGS: extra kernel command-line words, e.g. dcache_oplog=off to
 	# run the tests on the stock dentry path; their logs get their own names.
@@ -87,12 +97,16 @@ def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None):
 		append += ' kmemleak=on'
 	if kargs:
 		append += ' ' + kargs
-	accel = 'kvm' if kvm_works() else 'tcg'
+	if accel is None:
+		accel = 'kvm' if kvm_works() else 'tcg'
+	elif accel not in ('kvm', 'tcg'):
+		raise HarnessError('boot(): accel must be kvm, tcg or None, not %r' % (accel,))
 	mem = '2G'
 	for attempt in (1, 2):
 		for p in (console, tap):
 			open(p, 'w').close()
-		cmd = qemu_cmd(obj, smp, accel, append + tcg_tsc_param(accel), console, tap, mem)
+		cmd = qemu_cmd(obj, smp, accel, append + tcg_tsc_param(accel), console, tap, mem,
+			       extra_qemu_args)
 		log('booting %s kernel, -smp %d, %s, mode %s (console: %s)' %
 		    (flavour, smp, accel.upper(), mode, os.path.relpath(console, common.TOP)))
 		t0 = time.time()

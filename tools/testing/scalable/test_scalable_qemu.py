@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Unit tests of scalable_qemu: the accelerator choice, the QEMU and kernel
-# command lines, and the KVM-silent retry.  No guest is started: watch_guest() and
+# command lines, extra QEMU arguments (a TCG plugin) threaded through
+# boot(), and the KVM-silent retry.  No guest is started: watch_guest() and
 # the machine lock are replaced.
 
 import contextlib
@@ -14,8 +15,12 @@ import unittest
 from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scalable_common as common  # noqa: E402
 import scalable_qemu as Q  # noqa: E402
 from test_scalable_common import die_message  # noqa: E402
+
+PLUGIN = ('-plugin', '/b/c2c.so,window=1', '-d', 'plugin', '-D', '/o/trace.log')
+
 
 def option(cmd, name):
 	"""The values of QEMU option @name in @cmd, in order."""
@@ -23,10 +28,10 @@ def option(cmd, name):
 
 
 class QemuCmdTest(unittest.TestCase):
-	def cmd(self, accel):
+	def cmd(self, accel, extra=()):
 		with mock.patch.dict(os.environ, {'QEMU': ''}):
 			return Q.qemu_cmd('/b/release', 4, accel, 'console=ttyS0', '/o/c.log',
-					  '/o/t.log', '2G')
+					  '/o/t.log', '2G', extra)
 
 	def test_tcg(self):
 		cmd = self.cmd('tcg')
@@ -47,6 +52,12 @@ class QemuCmdTest(unittest.TestCase):
 		cmd = self.cmd('kvm')
 		self.assertEqual(option(cmd, '-accel'), ['kvm'])
 		self.assertEqual(option(cmd, '-cpu'), ['host'])
+
+	def test_extra_args_last(self):
+		plain = self.cmd('tcg')
+		cmd = self.cmd('tcg', PLUGIN)
+		self.assertEqual(cmd, plain + list(PLUGIN))
+		self.assertEqual(self.cmd('tcg', iter(PLUGIN)), cmd)
 
 	def test_qemu_env(self):
 		with mock.patch.dict(os.environ, {'QEMU': '/opt/qemu/bin/qemu-system-x86_64'}):
@@ -116,11 +127,27 @@ class BootTest(unittest.TestCase):
 		self.assertTrue(b['append'].endswith(' kmemleak=on dcache_oplog=off x=1'))
 		self.assertIn('scalable_kmemleak=1', b['append'])
 
+	def test_extra_qemu_args(self):
+		"""A TCG plugin's arguments reach the QEMU command line unchanged, last."""
+		b, cmds = self.boot([None], env={'ACCEL': 'kvm'}, extra_qemu_args=PLUGIN,
+				    accel='tcg')
+		self.assertEqual(cmds[0][-len(PLUGIN):], list(PLUGIN))
+		self.assertEqual(option(cmds[0], '-accel'), ['tcg,thread=multi'])
+		self.assertEqual(b['accel'], 'tcg')
+		_, plain = self.boot([None])
+		self.assertEqual(cmds[0][:-len(PLUGIN)], plain[0])
+
+	def test_bad_accel(self):
+		with self.assertRaises(common.HarnessError):
+			self.boot([None], accel='xen')
+
 	def test_kvm_silent_retries_with_tcg(self):
-		b, cmds = self.boot(['kvm-silent', None], env={'ACCEL': 'kvm'})
+		b, cmds = self.boot(['kvm-silent', None], env={'ACCEL': 'kvm'},
+				    extra_qemu_args=('-d', 'guest_errors'))
 		self.assertEqual(len(cmds), 2)
 		self.assertEqual(option(cmds[0], '-accel'), ['kvm'])
 		self.assertEqual(option(cmds[1], '-accel'), ['tcg,thread=multi'])
+		self.assertEqual(cmds[1][-2:], ['-d', 'guest_errors'])
 		self.assertEqual(b['accel'], 'tcg')
 
 	def test_timeout(self):
