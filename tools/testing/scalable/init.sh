@@ -7,7 +7,8 @@
 # KTAP output is on the console (ttyS0).  This script runs the installed
 # kselftests through the standard runner and writes their TAP output to the
 # second serial port (ttyS1) so that it never interleaves with printk.  The
-# host (tools/testing/scalable/scalable.py) reads both.
+# host harness reads both (tools/testing/scalable/scalable_qemu.py boots
+# the guest, scalable_parser.py parses the logs).
 #
 # Parameters come from the kernel command line as environment variables
 # (the kernel hands unknown "name=value" words to init):

@@ -10,40 +10,45 @@ import re
 import shutil
 import subprocess
 
-import scalable as S
+import scalable_common as common
+from scalable_build import build_env, build_kernel, fragments, make_cmd
+from scalable_common import HarnessError, log, machine_lock, run
+from scalable_tree import (ensure_packages, prepare_src, series_files, series_patches,
+			   tree_version, unpack_base)
 
-SERIES_OUT = os.path.join(S.OUT, 'series')
+SERIES_OUT = os.path.join(common.OUT, 'series')
 GIT_ID = ['-c', 'user.name=Scalable Series Developers',
 	  '-c', 'user.email=scalable-dev@lists.example.org',
 	  '-c', 'commit.gpgsign=false', '-c', 'core.autocrlf=false']
+GIT_AM = ['am', '-q', '--whitespace=error-all']
 
 
 def git(repo, *args, capture=False, check=True):
 	r = subprocess.run(['git', '-C', repo] + GIT_ID + list(args),
 			   capture_output=capture, text=True)
 	if check and r.returncode != 0:
-		raise S.HarnessError('git %s failed in %s%s' %
-				     (' '.join(args), repo, (':\n' + r.stderr) if capture else ''))
+		raise HarnessError('git %s failed in %s%s' %
+				   (' '.join(args), repo, (':\n' + r.stderr) if capture else ''))
 	return r.stdout.strip() if capture else r
 
 
 def base_repo():
 	"""A git repository holding the pristine base as its one commit."""
-	base = S.unpack_base()
-	repo = os.path.join(S.BUILD, 'series', 'linux')
-	ident = open(os.path.join(S.BUILD, 'base', '.identity')).read()
-	stamp = os.path.join(S.BUILD, 'series', '.identity')
+	base = unpack_base()
+	repo = os.path.join(common.BUILD, 'series', 'linux')
+	ident = open(os.path.join(common.BUILD, 'base', '.identity')).read()
+	stamp = os.path.join(common.BUILD, 'series', '.identity')
 	if os.path.exists(stamp) and open(stamp).read() == ident:
 		git(repo, 'checkout', '-q', '-f', 'base')
 		git(repo, 'clean', '-q', '-fdx')
 		return repo
-	S.log('creating a git repository of the base in build/series/linux (once)')
-	shutil.rmtree(os.path.join(S.BUILD, 'series'), ignore_errors=True)
-	os.makedirs(os.path.join(S.BUILD, 'series'))
-	S.run(['cp', '-a', base, repo], quiet=True)
+	log('creating a git repository of the base in build/series/linux (once)')
+	shutil.rmtree(os.path.join(common.BUILD, 'series'), ignore_errors=True)
+	os.makedirs(os.path.join(common.BUILD, 'series'))
+	run(['cp', '-a', base, repo], quiet=True)
 	git(repo, 'init', '-q')
 	git(repo, 'add', '-A', '-f')
-	git(repo, 'commit', '-q', '-m', 'Linux %s (base of the series)' % S.tree_version(repo))
+	git(repo, 'commit', '-q', '-m', 'Linux %s (base of the series)' % tree_version(repo))
 	git(repo, 'tag', 'base')
 	with open(stamp, 'w') as f:
 		f.write(ident)
@@ -60,13 +65,13 @@ def commit_series(repo, patches, owner):
 				continue
 			dst = os.path.join(repo, f)
 			os.makedirs(os.path.dirname(dst), exist_ok=True)
-			shutil.copy2(os.path.join(S.TOP, f), dst)
+			shutil.copy2(os.path.join(common.TOP, f), dst)
 			git(repo, 'add', '-f', f)
 		git(repo, 'commit', '-q', '-s', '-F', os.path.join(p['dir'], 'message'))
 
 
 def cover_letter(path):
-	cover = open(os.path.join(S.PATCHES, 'cover-letter')).read().split('\n', 1)
+	cover = open(os.path.join(common.PATCHES, 'cover-letter')).read().split('\n', 1)
 	text = open(path).read()
 	text = text.replace('*** SUBJECT HERE ***', cover[0].strip())
 	text = text.replace('*** BLURB HERE ***', cover[1].strip() if len(cover) > 1 else '')
@@ -76,8 +81,8 @@ def cover_letter(path):
 
 def export():
 	"""Commit the series onto the base and write it to out/series/."""
-	patches = S.series_patches()
-	owner = S.series_files(patches)
+	patches = series_patches()
+	owner = series_files(patches)
 	repo = base_repo()
 	commit_series(repo, patches, owner)
 	shutil.rmtree(SERIES_OUT, ignore_errors=True)
@@ -86,8 +91,8 @@ def export():
 	    'base..series')
 	files = sorted(glob.glob(os.path.join(SERIES_OUT, '*.patch')))
 	cover_letter(files[0])
-	S.log('exported %d patches and a cover letter to %s' %
-	      (len(files) - 1, os.path.relpath(SERIES_OUT, S.TOP)))
+	log('exported %d patches and a cover letter to %s' %
+	    (len(files) - 1, os.path.relpath(SERIES_OUT, common.TOP)))
 	return repo, files
 
 
@@ -95,52 +100,49 @@ def verify_apply(repo, files, build):
 	"""git am the exported files onto a fresh base; optionally build each."""
 	exported = git(repo, 'rev-parse', 'series', capture=True)
 	git(repo, 'checkout', '-q', '-B', 'applied', 'base')
-	r = subprocess.run(['git', '-C', repo] + S_GIT_AM + files[1:], capture_output=True, text=True)
+	r = subprocess.run(['git', '-C', repo] + GIT_AM + files[1:], capture_output=True, text=True)
 	if r.returncode != 0:
 		subprocess.run(['git', '-C', repo, 'am', '--abort'], capture_output=True)
-		raise S.HarnessError('the exported series does not apply with git am:\n' +
-				     r.stdout + r.stderr)
+		raise HarnessError('the exported series does not apply with git am:\n' +
+				   r.stdout + r.stderr)
 	if git(repo, 'diff', '--stat', exported, 'applied', capture=True):
-		raise S.HarnessError('git am of the export differs from the series commits')
-	src = os.path.join(S.BUILD, 'src', 'linux')
+		raise HarnessError('git am of the export differs from the series commits')
+	src = os.path.join(common.BUILD, 'src', 'linux')
 	diff = subprocess.run(['diff', '-r', '-q', '-x', '.git', repo, src], capture_output=True,
 			      text=True)
 	if diff.returncode != 0:
-		raise S.HarnessError('the series does not reproduce build/src/linux:\n' +
-				     diff.stdout[-3000:])
-	S.log('the series applies with git am to a fresh base and reproduces the build tree')
+		raise HarnessError('the series does not reproduce build/src/linux:\n' +
+				   diff.stdout[-3000:])
+	log('the series applies with git am to a fresh base and reproduces the build tree')
 	if not build:
 		return
 	commits = git(repo, 'rev-list', '--reverse', 'base..applied', capture=True).split()
-	obj = os.path.join(S.BUILD, 'series-obj')
+	obj = os.path.join(common.BUILD, 'series-obj')
 	for i, c in enumerate(commits, 1):
 		git(repo, 'checkout', '-q', c)
 		cfg = os.path.join(repo, 'kernel', 'configs', 'scalable.config')
 		os.makedirs(obj, exist_ok=True)
-		with S.machine_lock('building patch %d' % i):
+		with machine_lock('building patch %d' % i):
 			if os.path.exists(cfg):
-				S.run(S.make_cmd(repo, obj, 'tinyconfig', *S.fragments('release')),
-				      env=S.build_env())
+				run(make_cmd(repo, obj, 'tinyconfig', *fragments('release')),
+				    env=build_env())
 			else:
-				shutil.copy(os.path.join(S.BUILD, 'release', '.config'),
+				shutil.copy(os.path.join(common.BUILD, 'release', '.config'),
 					    os.path.join(obj, '.config'))
-				S.run(S.make_cmd(repo, obj, 'olddefconfig'), env=S.build_env())
-			S.run(S.make_cmd(repo, obj, 'bzImage'), env=S.build_env())
-		S.log('patch %d/%d builds' % (i, len(commits)))
+				run(make_cmd(repo, obj, 'olddefconfig'), env=build_env())
+			run(make_cmd(repo, obj, 'bzImage'), env=build_env())
+		log('patch %d/%d builds' % (i, len(commits)))
 	git(repo, 'checkout', '-q', 'applied')
 
 
-S_GIT_AM = ['am', '-q', '--whitespace=error-all']
-
-
 def cmd_series(args):
-	S.ensure_packages(need_base=not (os.environ.get('LINUX_TREE') or
-					 os.environ.get('LINUX_TARBALL')))
-	S.prepare_src()
+	ensure_packages(need_base=not (os.environ.get('LINUX_TREE') or
+				       os.environ.get('LINUX_TARBALL')))
+	prepare_src()
 	repo, files = export()
 	verify_apply(repo, files, args.build)
 	for f in files:
-		print('  ' + os.path.relpath(f, S.TOP))
+		print('  ' + os.path.relpath(f, common.TOP))
 	return 0
 
 
@@ -161,9 +163,9 @@ def kernel_doc_files(owner):
 
 
 def cmd_check(args):
-	S.ensure_packages(need_base=not (os.environ.get('LINUX_TREE') or
-					 os.environ.get('LINUX_TARBALL')))
-	src = S.prepare_src()
+	ensure_packages(need_base=not (os.environ.get('LINUX_TREE') or
+				       os.environ.get('LINUX_TARBALL')))
+	src = prepare_src()
 	repo, files = export()
 	verify_apply(repo, files, False)
 	failures = []
@@ -176,10 +178,10 @@ def cmd_check(args):
 		out = (r.stdout + r.stderr).strip()
 		if r.returncode != 0 or out:
 			failures.append('checkpatch --strict %s:\n%s' % (os.path.basename(f), out))
-	S.log('checkpatch --strict: %d patches checked' % (len(files) - 1))
+	log('checkpatch --strict: %d patches checked' % (len(files) - 1))
 
 	# sparse (C=2 forces a check of each file) and W=1 on our kernel C files.
-	owner = S.series_files(S.series_patches())
+	owner = series_files(series_patches())
 	cfiles = kernel_c_files(owner)
 
 	# kernel-doc -Wall on our kernel sources and headers: every documented
@@ -187,40 +189,40 @@ def cmd_check(args):
 	docfiles = kernel_doc_files(owner)
 	if docfiles:
 		r = subprocess.run(['perl', os.path.join(src, 'scripts', 'kernel-doc'), '-none',
-				    '-Wall'] + docfiles, cwd=S.TOP, capture_output=True, text=True)
+				    '-Wall'] + docfiles, cwd=common.TOP, capture_output=True, text=True)
 		out = (r.stdout + r.stderr).strip()
 		if r.returncode != 0 or out:
 			failures.append('kernel-doc -Wall:\n' + out)
-		S.log('kernel-doc -Wall: %d files checked' % len(docfiles))
+		log('kernel-doc -Wall: %d files checked' % len(docfiles))
 	# Build first: the objects must come from the current .config.
-	obj = S.build_kernel('release')
+	obj = build_kernel('release')
 	if cfiles:
 		objs = [f[:-2] + '.o' for f in cfiles]
-		with S.machine_lock('sparse and W=1'):
-			r = subprocess.run(S.make_cmd(src, obj, *objs, extra=['C=2', 'W=1']),
-					   capture_output=True, text=True, env=S.build_env())
+		with machine_lock('sparse and W=1'):
+			r = subprocess.run(make_cmd(src, obj, *objs, extra=['C=2', 'W=1']),
+					   capture_output=True, text=True, env=build_env())
 		out = '\n'.join(l for l in (r.stdout + r.stderr).splitlines()
 				if re.search(r'(warning|error):', l))
 		if r.returncode != 0 or out:
 			failures.append('sparse / W=1:\n' + (out or r.stderr[-3000:]))
 		dirs = sorted({os.path.dirname(f) for f in cfiles})
 		for d in dirs:
-			r = subprocess.run(S.make_cmd(src, obj, 'coccicheck',
-						      extra=['MODE=report', 'M=' + d]),
+			r = subprocess.run(make_cmd(src, obj, 'coccicheck',
+						    extra=['MODE=report', 'M=' + d]),
 					   capture_output=True, text=True)
 			hits = [l for l in r.stdout.splitlines()
 				if re.match(r'\S+\.[ch]:\d+', l)]
 			if r.returncode != 0 or hits:
 				failures.append('coccicheck %s:\n%s' %
 						(d, '\n'.join(hits) or r.stderr[-3000:]))
-		S.log('sparse, W=1 and coccicheck: %d kernel C files in %d directories' %
-		      (len(cfiles), len(dirs)))
+		log('sparse, W=1 and coccicheck: %d kernel C files in %d directories' %
+		    (len(cfiles), len(dirs)))
 	else:
-		S.log('sparse, W=1, coccicheck: the series has no kernel C files yet')
+		log('sparse, W=1, coccicheck: the series has no kernel C files yet')
 	if failures:
 		for f in failures:
 			print(f)
-		S.log('make check FAILED')
+		log('make check FAILED')
 		return 1
-	S.log('make check passed')
+	log('make check passed')
 	return 0

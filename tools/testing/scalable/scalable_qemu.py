@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Booting a built kernel in QEMU: KVM or TCG, the QEMU command line (two
+# serial ports: the console on ttyS0, the kselftest TAP on ttyS1), the
+# kernel command line of the guest's /init, and the watch that kills a
+# guest past its timeout or a KVM guest that stays silent.  What the logs
+# mean is scalable_parser's business.
+
+import os
+import re
+import subprocess
+import time
+
+import scalable_common as common
+from scalable_common import HarnessError, default_smp, die, env_int, log, machine_lock
+
+
+def kvm_works():
+	"""/dev/kvm can exist without usable hardware virtualization: check both."""
+	forced = os.environ.get('ACCEL')
+	if forced:
+		if forced not in ('kvm', 'tcg'):
+			die('ACCEL must be kvm or tcg, not "%s"' % forced)
+		return forced == 'kvm'
+	if not os.access('/dev/kvm', os.R_OK | os.W_OK):
+		return False
+	try:
+		flags = open('/proc/cpuinfo').read()
+	except OSError:
+		return False
+	return bool(re.search(r'^flags\s*:.*\b(vmx|svm)\b', flags, re.M))
+
+
+def qemu_cmd(obj, smp, accel, append, console, tap, mem, extra_qemu_args=()):
+	"""The QEMU command line that boots build/<flavour> (@obj).
+
+	@extra_qemu_args go last, after the harness's own options, e.g. a TCG
+	plugin: ('-plugin', 'lib.so,arg=...', '-d', 'plugin', '-D', 'file').
+	"""
+	cmd = [os.environ.get('QEMU') or 'qemu-system-x86_64', '-M', 'pc', '-m', mem,
+	       '-smp', str(smp), '-nodefaults', '-display', 'none', '-no-reboot',
+	       '-kernel', os.path.join(obj, 'arch', 'x86', 'boot', 'bzImage'),
+	       '-initrd', os.path.join(obj, 'initramfs.cpio.gz'),
+	       '-append', append,
+	       '-chardev', 'file,id=con,path=' + console, '-serial', 'chardev:con',
+	       '-chardev', 'file,id=tap,path=' + tap, '-serial', 'chardev:tap']
+	if accel == 'kvm':
+		cmd += ['-accel', 'kvm', '-cpu', 'host']
+	else:
+		cmd += ['-accel', 'tcg,thread=multi', '-cpu', 'max']
+	return cmd + list(extra_qemu_args)
+
+
+def tcg_tsc_param(accel):
+	"""OpLog's clock under TCG.
+
+	TCG gives every vCPU the same TSC, derived from the host's and kept
+	monotonic across vCPUs (QEMU's cpu_get_ticks()), but it cannot advertise
+	the invariant-TSC CPUID bit, so the guest kernel would not trust it and
+	OpLog would fall back to its global sequence counter.  Where the host
+	TSC itself is constant and synchronized, say so on the command line.
+	Under KVM (-cpu host) the guest decides by itself.
+	"""
+	if accel != 'tcg':
+		return ''
+	try:
+		flags = open('/proc/cpuinfo').read()
+	except OSError:
+		return ''
+	if re.search(r'^flags\s*:.*\bconstant_tsc\b.*\bnonstop_tsc\b', flags, re.M):
+		return ' oplog.clock=tsc'
+	return ''
+
+
+def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None,
+	 extra_qemu_args=(), accel=None):
+	"""Boot once; return dict with console and tap logs and how it ended.
+
+	@extra_qemu_args are appended to the QEMU command line (qemu_cmd()).
+	@accel 'kvm' or 'tcg' forces the accelerator (a TCG plugin needs TCG);
+	None detects it (kvm_works(), which honours ACCEL).
+	"""
+	os.makedirs(logdir, exist_ok=True)
+	# KERNEL_ARGS: extra kernel command-line words, e.g. dcache_oplog=off to
+	# run the tests on the stock dentry path; their logs get their own names.
+	kargs = ' '.join(os.environ.get('KERNEL_ARGS', '').split())
+	name = '%s-smp%d%s%s' % (flavour, smp, '' if inject == 'none' else '-inject-' + inject,
+				 '-' + re.sub(r'[^A-Za-z0-9]+', '_', kargs) if kargs else '')
+	console = os.path.join(logdir, name + '.console.log')
+	tap = os.path.join(logdir, name + '.tap.log')
+	append = ('console=ttyS0 panic=-1 oops=panic loglevel=7 '
+		  'scalable_mode=%s scalable_inject=%s '
+		  'scalable_kmemleak=%d' % (mode, inject, 1 if flavour == 'debug' else 0))
+	if cpus:
+		append += ' scalable_cpus=' + cpus
+	if flavour == 'debug':
+		append += ' kmemleak=on'
+	if kargs:
+		append += ' ' + kargs
+	if accel is None:
+		accel = 'kvm' if kvm_works() else 'tcg'
+	elif accel not in ('kvm', 'tcg'):
+		raise HarnessError('boot(): accel must be kvm, tcg or None, not %r' % (accel,))
+	mem = '2G'
+	for attempt in (1, 2):
+		for p in (console, tap):
+			open(p, 'w').close()
+		cmd = qemu_cmd(obj, smp, accel, append + tcg_tsc_param(accel), console, tap, mem,
+			       extra_qemu_args)
+		log('booting %s kernel, -smp %d, %s, mode %s (console: %s)' %
+		    (flavour, smp, accel.upper(), mode, os.path.relpath(console, common.TOP)))
+		t0 = time.time()
+		with machine_lock('booting'):
+			# Time the guest, not the wait for the lock.
+			t0 = time.time()
+			proc, ended, seen_tap = watch_guest(cmd, console, tap, accel, timeout)
+		if ended == 'kvm-silent' and attempt == 1:
+			log('KVM guest printed nothing in 30 s: KVM does not really work here, '
+			    'retrying with TCG')
+			accel = 'tcg'
+			continue
+		break
+	secs = time.time() - t0
+	con = open(console, errors='replace').read()
+	taptext = open(tap, errors='replace').read()
+	return {'name': name, 'flavour': flavour, 'smp': smp, 'accel': accel, 'mode': mode,
+		'console': console, 'tap': tap, 'console_text': con, 'tap_text': taptext,
+		'ended': ended or 'exit', 'qemu_rc': proc.returncode, 'seconds': secs,
+		'append': append}
+
+
+def watch_guest(cmd, console, tap, accel, timeout):
+	"""Run QEMU; kill it on timeout, or when a KVM guest stays silent."""
+	t0 = time.time()
+	proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+				stderr=subprocess.STDOUT)
+	ended, seen_tap = None, 0
+	try:
+		while True:
+			try:
+				proc.wait(timeout=1)
+				break
+			except subprocess.TimeoutExpired:
+				pass
+			elapsed = time.time() - t0
+			seen_tap = echo_progress(tap, seen_tap)
+			if accel == 'kvm' and elapsed > 30 and os.path.getsize(console) == 0:
+				ended = 'kvm-silent'
+				break
+			if elapsed > timeout:
+				ended = 'timeout'
+				break
+	finally:
+		if proc.poll() is None:
+			proc.kill()
+			proc.wait()
+	seen_tap = echo_progress(tap, seen_tap)
+	out = proc.stdout.read().decode(errors='replace').strip()
+	if out:
+		log('qemu: ' + out[-2000:])
+	return proc, ended, seen_tap
+
+
+def echo_progress(path, seen):
+	try:
+		with open(path, errors='replace') as f:
+			f.seek(seen)
+			data = f.read()
+	except OSError:
+		return seen
+	end = data.rfind('\n')
+	if end < 0:
+		return seen
+	for line in data[:end].splitlines():
+		if re.match(r'(not )?ok \d+ ', line) or 'RESULT ' in line or \
+		   re.match(r'# (not )?ok \d+ ', line):
+			print('  | ' + line, flush=True)
+	return seen + len(data[:end + 1].encode())
+
+
+def boot_timeout(flavour, mode):
+	"""Seconds a boot of @flavour in @mode may take (BOOT_TIMEOUT overrides)."""
+	# The benchmarks sweep 1..smp workers, so their run time grows with smp.
+	smp = default_smp()
+	base = {'test': 900, 'quick': 600 + 120 * smp, 'full': 1800 + 600 * smp}[mode]
+	return env_int('BOOT_TIMEOUT', 0) or base * (3 if flavour == 'debug' else 1)

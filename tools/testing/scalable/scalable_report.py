@@ -1,0 +1,122 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# The report of a run: the benchmark table (one row per benchmark and
+# mode, one column per worker count) and out/report.md and out/report.json
+# from the summaries that scalable_parser.analyze() returns.
+
+import json
+import os
+import time
+
+import scalable_common as common
+from scalable_common import host_cpus, log, read_conf
+
+def num(v):
+	"""Three significant digits, without exponents for the usual ranges."""
+	if v >= 100:
+		return '%.0f' % v
+	return '%.3g' % v if v >= 0.001 or v == 0 else '%.2e' % v
+
+
+def bench_table(results):
+	"""Markdown table: one row per (bench, mode), one column per CPU count."""
+	cpus = sorted({r['cpus'] for r in results if isinstance(r.get('cpus'), int)})
+	rows = {}
+	for r in results:
+		rows.setdefault((r['bench'], r.get('mode', '-')), {})[r['cpus']] = r
+	if not cpus:
+		return '(no benchmark results)'
+	head = '| benchmark | mode | ' + \
+	       ' | '.join('%d CPU: ops/ms ±sd (per CPU)' % c for c in cpus) + \
+	       ' | scaling %d/1 |' % cpus[-1]
+	lines = [head, '|' + '---|' * (len(cpus) + 3)]
+	for (bench, mode), byc in rows.items():
+		cells = []
+		for c in cpus:
+			r = byc.get(c)
+			if r is None:
+				cells.append('-')
+			elif r.get('status') == 'fail':
+				cells.append('FAILED')
+			else:
+				cells.append('%s ±%s (%s)' % (num(r['ops_per_ms']), num(r.get('stddev', 0)),
+							     num(r['ops_per_ms'] / c)))
+		one, top = byc.get(cpus[0]), byc.get(cpus[-1])
+		scale = '%.2fx' % (top['ops_per_ms'] / one['ops_per_ms']) \
+			if one and top and one['ops_per_ms'] > 0 and cpus[0] == 1 else '-'
+		lines.append('| %s | %s | %s | %s |' % (bench, mode, ' | '.join(cells), scale))
+	return '\n'.join(lines)
+
+
+def report_data(summaries, title):
+	"""What out/report.json holds: the run's identity and every boot's summary."""
+	return {'title': title, 'base': read_conf()['LINUX_VERSION'],
+		'host_cpus': host_cpus(), 'date': time.strftime('%Y-%m-%dT%H:%M:%S%z'),
+		'boots': summaries}
+
+
+def markdown(report):
+	"""out/report.md of report_data() @report."""
+	summaries = report['boots']
+	md = ['# %s' % report['title'], '',
+	      'Base: Linux %s; host CPUs: %d; %s' % (report['base'], report['host_cpus'],
+						  report['date']), '']
+	for s in summaries:
+		md.append('## %s kernel, -smp %d, %s, mode %s (%.0f s)' %
+			  (s['flavour'], s['smp'], s['accel'].upper(), s['mode'], s['seconds']))
+		md.append('')
+		k, t = s['kunit'], s['kselftest']
+		md.append('- KUnit: %d passed, %d failed, %d skipped, %d crashed (suites: %s)' %
+			  (k['passed'], k['failed'], k['skipped'], k['crashed'],
+			   ', '.join(k['suites']) or 'none'))
+		md.append('- kselftest: %d passed, %d failed, %d skipped (%s run, %d not run); '
+			  'subtests %d passed, %d failed, %d skipped' %
+			  (t['passed'], t['failed'], t['skipped'], t['plan'],
+			   len(s.get('not_run', {})), t['subtests_passed'], t['subtests_failed'],
+			   t['subtests_skipped']))
+		for name, c in s.get('targets', {}).items():
+			md.append('  - %s: %d passed, %d failed, %d skipped; subtests %d passed, '
+				  '%d failed, %d skipped' %
+				  (name, c['passed'], c['failed'], c['skipped'], c['subtests_passed'],
+				   c['subtests_failed'], c['subtests_skipped']))
+			for test, why in s.get('not_run', {}).items():
+				if test.split(':')[0] == name:
+					md.append('    - skipped (not run): %s: %s' % (test, why))
+		ops = s.get('dcache_oplog', {})
+		if 'before' in ops and 'after' in ops:
+			b, a = ops['before'], ops['after']
+			md.append('- dentry OpLog during the upstream kselftests: switch %s; ' %
+				  b.get('enabled') + ', '.join(
+					  '%s %d -> %d (+%d)' % (k, b[k], a[k], a[k] - b[k])
+					  for k in ('hits', 'misses', 'syncs', 'flushes')
+					  if k in a and k in b))
+		md.append('- console: `%s`, TAP: `%s`' % (s['console'], s['tap']))
+		if s['problems']:
+			md.append('- **FAILED:**')
+			md += ['  - ' + p for p in s['problems']]
+		else:
+			md.append('- no kernel splat, all tests passed')
+		md.append('')
+		if s['results']:
+			md.append(bench_table(s['results']))
+			md.append('')
+	if any(s['accel'] == 'tcg' for s in summaries):
+		md.append('Numbers from TCG (software emulation) show ratios, not hardware speed; '
+			  'run on a KVM host for real scaling numbers.')
+	return '\n'.join(md) + '\n'
+
+
+def write_report(summaries, title):
+	"""Write out/report.json and out/report.md and print the latter."""
+	os.makedirs(common.OUT, exist_ok=True)
+	report = report_data(summaries, title)
+	jpath = os.path.join(common.OUT, 'report.json')
+	mpath = os.path.join(common.OUT, 'report.md')
+	with open(jpath, 'w') as f:
+		json.dump(report, f, indent=1)
+	text = markdown(report)
+	with open(mpath, 'w') as f:
+		f.write(text)
+	print('\n' + text, flush=True)
+	log('report written to %s and %s' % (os.path.relpath(mpath, common.TOP),
+					     os.path.relpath(jpath, common.TOP)))

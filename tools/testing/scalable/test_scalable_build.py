@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+#
+# Unit tests of scalable_build: the make command line, config fragments and
+# the kselftest install checks.
+
+import os
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scalable_build as B  # noqa: E402
+import scalable_common as common  # noqa: E402
+
+
+class InstallTest(unittest.TestCase):
+	"""The selftest install checks: nothing missing runs as if it passed."""
+
+	def install(self, d, listing, built):
+		with open(os.path.join(d, 'kselftest-list.txt'), 'w') as f:
+			f.write(listing)
+		for t in built:
+			os.makedirs(os.path.join(d, os.path.dirname(t)), exist_ok=True)
+			with open(os.path.join(d, t), 'w') as f:
+				f.write('#!/bin/sh\n')
+			os.chmod(os.path.join(d, t), 0o755)
+
+	def test_missing_program_and_target(self):
+		with tempfile.TemporaryDirectory() as d, \
+		     mock.patch.object(common, 'SELFTEST_TARGETS', ('scalable', 'openat2', 'tmpfs')):
+			self.install(d, 'scalable:a\nopenat2:b\nopenat2:c\n',
+				     ['scalable/a', 'openat2/b'])
+			with self.assertRaises(common.HarnessError) as cm:
+				B.check_selftest_install(d)
+		self.assertIn('openat2: c was not built', str(cm.exception))
+		self.assertIn('tmpfs: no tests installed', str(cm.exception))
+
+	def test_exclude(self):
+		ex = {'proc:x': (('release', 'debug'), 'needs y'), 'proc:z': (('debug',), 'slow')}
+		with tempfile.TemporaryDirectory() as d, \
+		     mock.patch.object(common, 'EXCLUDED_TESTS', ex):
+			self.install(d, 'proc:w\nproc:x\nproc:z\n', [])
+			B.exclude_tests(os.path.join(d, 'kselftest-list.txt'), 'release')
+			with open(os.path.join(d, 'kselftest-list.txt')) as f:
+				self.assertEqual(f.read(), 'proc:w\nproc:z\n')
+			# an exclusion of a test that is not built is stale: refuse it
+			with self.assertRaises(common.HarnessError):
+				B.exclude_tests(os.path.join(d, 'kselftest-list.txt'), 'debug')
+
+
+class ConfigTest(unittest.TestCase):
+	def test_config_values(self):
+		with tempfile.TemporaryDirectory() as d:
+			path = os.path.join(d, '.config')
+			with open(path, 'w') as f:
+				f.write('#\n# comment\nCONFIG_SMP=y\n# CONFIG_KASAN is not set\n'
+					'CONFIG_NR_CPUS=64\nCONFIG_CMDLINE=""\n')
+			self.assertEqual(B.config_values(path),
+					 {'CONFIG_SMP': 'y', 'CONFIG_KASAN': 'n', 'CONFIG_NR_CPUS': '64',
+					  'CONFIG_CMDLINE': '""'})
+
+	def test_fragments_exist(self):
+		for fl in common.FLAVOURS:
+			for frag in B.fragments(fl):
+				self.assertTrue(os.path.exists(os.path.join(
+					common.TOP, 'kernel', 'configs', frag)), frag)
+
+	def test_make_cmd(self):
+		with mock.patch.dict(os.environ, {'JOBS': '3'}):
+			cmd = B.make_cmd('/s', '/o', 'bzImage', 'headers', extra=['W=1'])
+		self.assertEqual(cmd[:3], ['make', '-C', '/s'])
+		self.assertIn('O=/o', cmd)
+		self.assertIn('-j3', cmd)
+		self.assertEqual(cmd[-3:], ['W=1', 'bzImage', 'headers'])
+
+	def test_unknown_flavour(self):
+		with self.assertRaises(SystemExit):
+			with mock.patch('sys.stderr'):
+				B.build_kernel('fast')
+
+
+if __name__ == '__main__':
+	unittest.main()

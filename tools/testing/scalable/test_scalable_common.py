@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+#
+# Unit tests of scalable_common: commands, environment variables, base.conf,
+# the test tables and the machine-wide lock.
+
+import contextlib
+import io
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scalable_common as common  # noqa: E402
+
+
+def die_message(test, fn, *args):
+	"""Call @fn, which must die(): return what it printed."""
+	err = io.StringIO()
+	with contextlib.redirect_stderr(err), test.assertRaises(SystemExit) as cm:
+		fn(*args)
+	test.assertNotEqual(cm.exception.code, 0)
+	return err.getvalue()
+
+
+class CommonTest(unittest.TestCase):
+	def test_paths(self):
+		self.assertTrue(os.path.exists(os.path.join(common.TOP, 'Makefile')))
+		self.assertTrue(os.path.isdir(common.PATCHES))
+		self.assertEqual(common.HARNESS, os.path.dirname(os.path.realpath(common.__file__)))
+
+	def test_run(self):
+		self.assertEqual(common.run(['true'], quiet=True).returncode, 0)
+		with self.assertRaises(common.HarnessError) as cm:
+			common.run(['false'], quiet=True)
+		self.assertIn('exit 1', str(cm.exception))
+
+	def test_read_conf(self):
+		conf = common.read_conf()
+		self.assertTrue(conf['LINUX_VERSION'].startswith('6.12.'))
+		self.assertEqual(set(conf), {'LINUX_VERSION', 'DEBIAN_PACKAGE', 'DEBIAN_VERSION',
+					     'TARBALL', 'SHA256'})
+
+	def test_env_int(self):
+		with mock.patch.dict(os.environ, {'X_SECS': ''}):
+			self.assertEqual(common.env_int('X_SECS', 7), 7)
+		with mock.patch.dict(os.environ, {'X_SECS': '12'}):
+			self.assertEqual(common.env_int('X_SECS', 7), 12)
+		with mock.patch.dict(os.environ, {'X_SECS': '1.5'}):
+			msg = die_message(self, common.env_int, 'X_SECS', 7)
+		self.assertIn('X_SECS must be a whole number', msg)
+
+	def test_bad_smp(self):
+		with mock.patch.dict(os.environ, {'SMP': 'many'}):
+			msg = die_message(self, common.default_smp)
+		self.assertIn('SMP must be a number', msg)
+		with mock.patch.dict(os.environ, {'SMP': '3'}):
+			self.assertEqual(common.default_smp(), 3)
+
+	def test_excluded_tests(self):
+		self.assertIn('openat2:rename_attack_test', common.excluded_tests('debug'))
+		self.assertNotIn('openat2:rename_attack_test', common.excluded_tests('release'))
+		for t in common.EXCLUDED_TESTS:
+			self.assertIn(t.split(':')[0], common.SELFTEST_TARGETS)
+		self.assertTrue(set(common.DYNAMIC_TARGETS) <= set(common.SELFTEST_TARGETS))
+
+
+class MachineLockTest(unittest.TestCase):
+	TRY = ('import fcntl, sys\n'
+	       'f = open(sys.argv[1], "a")\n'
+	       'try:\n'
+	       '    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)\n'
+	       '    print("free")\n'
+	       'except BlockingIOError:\n'
+	       '    print("held")\n')
+
+	def state(self, path):
+		return subprocess.run([sys.executable, '-c', self.TRY, path], capture_output=True,
+				      text=True, timeout=30).stdout.strip()
+
+	def test_nested_and_released(self):
+		with tempfile.TemporaryDirectory() as d:
+			path = os.path.join(d, 'lock')
+			with mock.patch.dict(os.environ, {'SCALABLE_LOCK': path}):
+				with common.machine_lock('outer'):
+					self.assertEqual(self.state(path), 'held')
+					# A nested taker (a build inside make check) does not
+					# deadlock, and does not release the outer hold.
+					with common.machine_lock('inner'):
+						self.assertEqual(self.state(path), 'held')
+					self.assertEqual(self.state(path), 'held')
+				self.assertEqual(self.state(path), 'free')
+			self.assertEqual(common._lock_depth, 0)
+
+
+if __name__ == '__main__':
+	unittest.main()

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+#
+# Unit tests of scalable_qemu: the accelerator choice, the QEMU and kernel
+# command lines, extra QEMU arguments (a TCG plugin) threaded through
+# boot(), and the KVM-silent retry.  No guest is started: watch_guest() and
+# the machine lock are replaced.
+
+import contextlib
+import io
+import os
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scalable_common as common  # noqa: E402
+import scalable_qemu as Q  # noqa: E402
+from test_scalable_common import die_message  # noqa: E402
+
+PLUGIN = ('-plugin', '/b/c2c.so,window=1', '-d', 'plugin', '-D', '/o/trace.log')
+
+
+def option(cmd, name):
+	"""The values of QEMU option @name in @cmd, in order."""
+	return [cmd[i + 1] for i, c in enumerate(cmd[:-1]) if c == name]
+
+
+class QemuCmdTest(unittest.TestCase):
+	def cmd(self, accel, extra=()):
+		with mock.patch.dict(os.environ, {'QEMU': ''}):
+			return Q.qemu_cmd('/b/release', 4, accel, 'console=ttyS0', '/o/c.log',
+					  '/o/t.log', '2G', extra)
+
+	def test_tcg(self):
+		cmd = self.cmd('tcg')
+		self.assertEqual(cmd[0], 'qemu-system-x86_64')
+		self.assertEqual(option(cmd, '-smp'), ['4'])
+		self.assertEqual(option(cmd, '-m'), ['2G'])
+		self.assertEqual(option(cmd, '-kernel'), ['/b/release/arch/x86/boot/bzImage'])
+		self.assertEqual(option(cmd, '-initrd'), ['/b/release/initramfs.cpio.gz'])
+		self.assertEqual(option(cmd, '-append'), ['console=ttyS0'])
+		# the console on the first serial port (ttyS0), the TAP on the second
+		self.assertEqual(option(cmd, '-chardev'), ['file,id=con,path=/o/c.log',
+							   'file,id=tap,path=/o/t.log'])
+		self.assertEqual(option(cmd, '-serial'), ['chardev:con', 'chardev:tap'])
+		self.assertEqual(option(cmd, '-accel'), ['tcg,thread=multi'])
+		self.assertEqual(option(cmd, '-cpu'), ['max'])
+
+	def test_kvm(self):
+		cmd = self.cmd('kvm')
+		self.assertEqual(option(cmd, '-accel'), ['kvm'])
+		self.assertEqual(option(cmd, '-cpu'), ['host'])
+
+	def test_extra_args_last(self):
+		plain = self.cmd('tcg')
+		cmd = self.cmd('tcg', PLUGIN)
+		self.assertEqual(cmd, plain + list(PLUGIN))
+		self.assertEqual(self.cmd('tcg', iter(PLUGIN)), cmd)
+
+	def test_qemu_env(self):
+		with mock.patch.dict(os.environ, {'QEMU': '/opt/qemu/bin/qemu-system-x86_64'}):
+			cmd = Q.qemu_cmd('/b', 1, 'tcg', '', '/c', '/t', '1G')
+		self.assertEqual(cmd[0], '/opt/qemu/bin/qemu-system-x86_64')
+
+
+class AccelTest(unittest.TestCase):
+	def test_bad_accel(self):
+		with mock.patch.dict(os.environ, {'ACCEL': 'xen'}):
+			msg = die_message(self, Q.kvm_works)
+		self.assertIn('ACCEL must be kvm or tcg', msg)
+
+	def test_forced(self):
+		with mock.patch.dict(os.environ, {'ACCEL': 'tcg'}):
+			self.assertFalse(Q.kvm_works())
+		with mock.patch.dict(os.environ, {'ACCEL': 'kvm'}):
+			self.assertTrue(Q.kvm_works())
+
+	def test_tsc_param(self):
+		self.assertEqual(Q.tcg_tsc_param('kvm'), '')
+		self.assertIn(Q.tcg_tsc_param('tcg'), ('', ' oplog.clock=tsc'))
+
+
+class BootTest(unittest.TestCase):
+	"""boot() with a stand-in for QEMU: what it runs and what it returns."""
+
+	def boot(self, watch_results, env=None, **kw):
+		cmds = []
+
+		def watch(cmd, console, tap, accel, timeout):
+			cmds.append(cmd)
+			with open(console, 'w') as f:
+				f.write('SCALABLE: done\n')
+			proc = mock.Mock(returncode=0)
+			return proc, watch_results[len(cmds) - 1], 0
+
+		with tempfile.TemporaryDirectory() as d, \
+		     mock.patch.dict(os.environ, dict({'KERNEL_ARGS': '', 'ACCEL': 'tcg'},
+						      **(env or {}))), \
+		     mock.patch.object(Q, 'watch_guest', side_effect=watch), \
+		     mock.patch.object(Q, 'machine_lock',
+				       side_effect=lambda what: contextlib.nullcontext()), \
+		     contextlib.redirect_stdout(io.StringIO()):
+			b = Q.boot(os.path.join(d, 'release'), kw.pop('flavour', 'release'), 2, 'test',
+				   os.path.join(d, 'logs'), 60, **kw)
+			b['logdir'] = os.path.relpath(os.path.dirname(b['console']), d)
+		# The temporary directory's name out of the commands, to compare them.
+		return b, [[c.replace(d, '/tmp/D') for c in cmd] for cmd in cmds]
+
+	def test_boot(self):
+		b, cmds = self.boot([None], cpus='1,2')
+		self.assertEqual(len(cmds), 1)
+		self.assertEqual(b['name'], 'release-smp2')
+		self.assertEqual(b['logdir'], 'logs')
+		self.assertEqual((b['accel'], b['ended'], b['qemu_rc']), ('tcg', 'exit', 0))
+		self.assertEqual(b['console_text'], 'SCALABLE: done\n')
+		self.assertIn('scalable_mode=test scalable_inject=none scalable_kmemleak=0', b['append'])
+		self.assertIn('scalable_cpus=1,2', b['append'])
+		self.assertEqual(option(cmds[0], '-append')[0][:len(b['append'])], b['append'])
+		self.assertEqual(option(cmds[0], '-accel'), ['tcg,thread=multi'])
+
+	def test_debug_and_kernel_args(self):
+		b, cmds = self.boot([None], env={'KERNEL_ARGS': ' dcache_oplog=off  x=1'},
+				    flavour='debug', inject='warn')
+		self.assertEqual(b['name'], 'debug-smp2-inject-warn-dcache_oplog_off_x_1')
+		self.assertTrue(b['append'].endswith(' kmemleak=on dcache_oplog=off x=1'))
+		self.assertIn('scalable_kmemleak=1', b['append'])
+
+	def test_extra_qemu_args(self):
+		"""A TCG plugin's arguments reach the QEMU command line unchanged, last."""
+		b, cmds = self.boot([None], env={'ACCEL': 'kvm'}, extra_qemu_args=PLUGIN,
+				    accel='tcg')
+		self.assertEqual(cmds[0][-len(PLUGIN):], list(PLUGIN))
+		self.assertEqual(option(cmds[0], '-accel'), ['tcg,thread=multi'])
+		self.assertEqual(b['accel'], 'tcg')
+		_, plain = self.boot([None])
+		self.assertEqual(cmds[0][:-len(PLUGIN)], plain[0])
+
+	def test_bad_accel(self):
+		with self.assertRaises(common.HarnessError):
+			self.boot([None], accel='xen')
+
+	def test_kvm_silent_retries_with_tcg(self):
+		b, cmds = self.boot(['kvm-silent', None], env={'ACCEL': 'kvm'},
+				    extra_qemu_args=('-d', 'guest_errors'))
+		self.assertEqual(len(cmds), 2)
+		self.assertEqual(option(cmds[0], '-accel'), ['kvm'])
+		self.assertEqual(option(cmds[1], '-accel'), ['tcg,thread=multi'])
+		self.assertEqual(cmds[1][-2:], ['-d', 'guest_errors'])
+		self.assertEqual(b['accel'], 'tcg')
+
+	def test_timeout(self):
+		b, _ = self.boot(['timeout'])
+		self.assertEqual(b['ended'], 'timeout')
+
+
+class ProgressTest(unittest.TestCase):
+	def test_echo_progress(self):
+		with tempfile.TemporaryDirectory() as d:
+			path = os.path.join(d, 'tap')
+			with open(path, 'w') as f:
+				f.write('TAP version 13\nok 1 selftests: a: b\n# ok 2 sub\n'
+					'# # RESULT bench=x cpus=1 ops_per_ms=1\nnot ok 3 partial')
+			out = io.StringIO()
+			with contextlib.redirect_stdout(out):
+				seen = Q.echo_progress(path, 0)
+				again = Q.echo_progress(path, seen)
+		self.assertEqual(seen, len('TAP version 13\nok 1 selftests: a: b\n# ok 2 sub\n'
+					   '# # RESULT bench=x cpus=1 ops_per_ms=1\n'))
+		self.assertEqual(again, seen)
+		self.assertEqual(out.getvalue().splitlines(),
+				 ['  | ok 1 selftests: a: b', '  | # ok 2 sub',
+				  '  | # # RESULT bench=x cpus=1 ops_per_ms=1'])
+
+	def test_boot_timeout(self):
+		with mock.patch.dict(os.environ, {'BOOT_TIMEOUT': '', 'SMP': '2'}):
+			self.assertEqual(Q.boot_timeout('release', 'test'), 900)
+			self.assertEqual(Q.boot_timeout('debug', 'test'), 2700)
+			self.assertEqual(Q.boot_timeout('release', 'quick'), 840)
+		with mock.patch.dict(os.environ, {'BOOT_TIMEOUT': '42'}):
+			self.assertEqual(Q.boot_timeout('debug', 'full'), 42)
+
+
+if __name__ == '__main__':
+	unittest.main()

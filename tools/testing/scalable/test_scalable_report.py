@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+#
+# Unit tests of scalable_report: number formatting, the benchmark table and
+# out/report.md and out/report.json.
+
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scalable_common as common  # noqa: E402
+import scalable_report as R  # noqa: E402
+
+RESULTS = [
+	{'bench': 'stat_bench', 'mode': 'same', 'cpus': 1, 'ops_per_ms': 100.5, 'runs': 3,
+	 'stddev': 1.25},
+	{'bench': 'stat_bench', 'mode': 'same', 'cpus': 2, 'ops_per_ms': 150.0, 'runs': 3,
+	 'stddev': 2.0},
+]
+
+SUMMARY = {
+	'boot': 'release-smp2', 'flavour': 'release', 'smp': 2, 'accel': 'tcg', 'mode': 'test',
+	'seconds': 12.4, 'ended': 'exit',
+	'kunit': {'passed': 40, 'failed': 0, 'skipped': 1, 'crashed': 0,
+		  'suites': ['qdo', 'oplog']},
+	'kselftest': {'passed': 10, 'failed': 1, 'skipped': 2, 'plan': 12,
+		      'subtests_passed': 100, 'subtests_failed': 1, 'subtests_skipped': 3},
+	'targets': {'proc': {'passed': 5, 'failed': 1, 'skipped': 1, 'subtests_passed': 0,
+			     'subtests_failed': 0, 'subtests_skipped': 0}},
+	'not_run': {'proc:setns-dcache': 'needs CONFIG_NET_NS'},
+	'dcache_oplog': {'before': {'enabled': 1, 'hits': 100, 'misses': 20},
+			 'after': {'enabled': 1, 'hits': 900, 'misses': 60}},
+	'results': RESULTS,
+	'console': 'out/logs/release-smp2.console.log', 'tap': 'out/logs/release-smp2.tap.log',
+	'problems': ['kselftest failed: selftests: proc: x'],
+}
+
+
+class TableTest(unittest.TestCase):
+	def test_num(self):
+		self.assertEqual(R.num(1234.5), '1234')
+		self.assertEqual(R.num(100), '100')
+		self.assertEqual(R.num(12.345), '12.3')
+		self.assertEqual(R.num(0), '0')
+		self.assertEqual(R.num(0.00012), '1.20e-04')
+
+	def test_table(self):
+		t = R.bench_table(RESULTS)
+		self.assertIn('| stat_bench | same | 100 ±1.25 (100) | 150 ±2 (75) | 1.49x |', t)
+		self.assertEqual(t.splitlines()[0], '| benchmark | mode | 1 CPU: ops/ms ±sd (per CPU) | '
+				 '2 CPU: ops/ms ±sd (per CPU) | scaling 2/1 |')
+		self.assertEqual(t.splitlines()[1], '|---|---|---|---|---|')
+		self.assertEqual(R.bench_table([]), '(no benchmark results)')
+
+	def test_failed_and_missing_cells(self):
+		t = R.bench_table(RESULTS + [
+			{'bench': 'fork_bench', 'mode': 'x', 'cpus': 2, 'ops_per_ms': 5.0,
+			 'status': 'fail'}])
+		self.assertIn('| fork_bench | x | - | FAILED | - |', t)
+
+	def test_no_scaling_without_one_cpu(self):
+		t = R.bench_table([dict(r, cpus=r['cpus'] * 2) for r in RESULTS])
+		self.assertIn('| stat_bench | same | 100 ±1.25 (50.2) | 150 ±2 (37.5) | - |', t)
+
+
+class ReportTest(unittest.TestCase):
+	REPORT = {'title': 'T', 'base': '6.12.117', 'host_cpus': 2,
+		  'date': '2025-01-01T00:00:00+0000', 'boots': [SUMMARY]}
+
+	def test_markdown(self):
+		md = R.markdown(self.REPORT).splitlines()
+		self.assertEqual(md[:3], ['# T', '', 'Base: Linux 6.12.117; host CPUs: 2; '
+					  '2025-01-01T00:00:00+0000'])
+		for line in ('## release kernel, -smp 2, TCG, mode test (12 s)',
+			     '- KUnit: 40 passed, 0 failed, 1 skipped, 0 crashed (suites: qdo, oplog)',
+			     '- kselftest: 10 passed, 1 failed, 2 skipped (12 run, 1 not run); '
+			     'subtests 100 passed, 1 failed, 3 skipped',
+			     '  - proc: 5 passed, 1 failed, 1 skipped; subtests 0 passed, 0 failed, '
+			     '0 skipped',
+			     '    - skipped (not run): proc:setns-dcache: needs CONFIG_NET_NS',
+			     '- dentry OpLog during the upstream kselftests: switch 1; '
+			     'hits 100 -> 900 (+800), misses 20 -> 60 (+40)',
+			     '- console: `out/logs/release-smp2.console.log`, '
+			     'TAP: `out/logs/release-smp2.tap.log`',
+			     '- **FAILED:**', '  - kselftest failed: selftests: proc: x',
+			     '| stat_bench | same | 100 ±1.25 (100) | 150 ±2 (75) | 1.49x |'):
+			self.assertIn(line, md)
+		self.assertTrue(md[-1].startswith('Numbers from TCG'))
+
+	def test_passed(self):
+		s = dict(SUMMARY, problems=[], accel='kvm', results=[], dcache_oplog={})
+		md = R.markdown(dict(self.REPORT, boots=[s]))
+		self.assertIn('- no kernel splat, all tests passed', md)
+		self.assertNotIn('TCG', md)
+		self.assertNotIn('dentry OpLog', md)
+		self.assertNotIn('| benchmark |', md)
+
+	def test_write_report(self):
+		with tempfile.TemporaryDirectory() as d, \
+		     mock.patch.object(common, 'OUT', os.path.join(d, 'out')), \
+		     contextlib.redirect_stdout(io.StringIO()) as out:
+			R.write_report([SUMMARY], 'Scalable series: test report')
+			with open(os.path.join(d, 'out', 'report.json')) as f:
+				report = json.load(f)
+			with open(os.path.join(d, 'out', 'report.md')) as f:
+				md = f.read()
+		self.assertEqual(report['boots'], [SUMMARY])
+		self.assertEqual(report['title'], 'Scalable series: test report')
+		self.assertEqual(report['base'], common.read_conf()['LINUX_VERSION'])
+		self.assertEqual(md, R.markdown(report))
+		self.assertIn(md, out.getvalue())
+
+
+if __name__ == '__main__':
+	unittest.main()
