@@ -7,23 +7,28 @@
 #   make test     what CI runs: release + debug kernels, all tests, splat check
 #   make series   export the patch series to out/series/ and check it applies
 #   make check    checkpatch --strict, sparse, W=1, coccicheck, kernel-doc
+#   make trace    cache-line transfers per operation at TRACE_SMP vCPUs (TCG)
 #
 # Variables: MODE=full|quick (make run), SMP=<guest CPUs, default host CPUs>,
 # CPUS=<benchmark worker counts, e.g. 1,2,4>, FLAVOURS="release debug",
 # ACCEL=kvm|tcg (default: detect), LINUX_TARBALL=<6.12.y tarball>,
-# LINUX_TREE=<6.12.y source tree>, BOOT_TIMEOUT=<seconds>, JOBS=<make -j>.
+# LINUX_TREE=<6.12.y source tree>, BOOT_TIMEOUT=<seconds>, JOBS=<make -j>,
+# TRACE_SMP=<vCPU counts, default 1,2,4,8,16>, TRACE_MS=<window ms>,
+# TRACE_QUANTUM=<pacing instructions, default 100>.
 
 PY	 ?= python3
 HARNESS	 := $(PY) tools/testing/scalable/scalable.py
 FLAVOURS ?= release debug
 MODE	 ?= full
 
-export SMP CPUS ACCEL LINUX_TARBALL LINUX_TREE BOOT_TIMEOUT JOBS QEMU MODE
+export SMP CPUS ACCEL LINUX_TARBALL LINUX_TREE BOOT_TIMEOUT JOBS QEMU MODE \
+	TRACE_SMP TRACE_MS TRACE_QUANTUM TRACE_TIMEOUT
 
-.PHONY: help run quick test prepare build series series-build check boot clean distclean
+.PHONY: help run quick test prepare build series series-build check boot trace clean \
+	distclean
 
 help:
-	@sed -n '3,15p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,18p' Makefile | sed 's/^# \{0,1\}//'
 
 run:
 	$(HARNESS) run --mode $(MODE)
@@ -52,6 +57,9 @@ series-build:
 
 check:
 	$(HARNESS) check
+
+trace:
+	$(HARNESS) trace
 
 clean:
 	rm -rf out build/src build/series build/series-obj

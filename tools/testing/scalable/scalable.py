@@ -18,16 +18,22 @@
 #   scalable_parser.py  splats, KUnit KTAP, kselftest TAP, RESULT lines
 #   scalable_report.py  the benchmark table, out/report.md and report.json
 #   scalable_series.py  git format-patch export, make check
+#   scalable_trace.py   the c2c tracer's records: per-operation figures,
+#                       attribution, its checks and its table (stdlib only)
 
 import argparse
+import json
 import os
+import re
 import sys
+import time
 
 import scalable_common as common
 import scalable_series
-from scalable_build import build_kernel
-from scalable_common import FLAVOURS, HarnessError, default_smp, die, env_int, log
-from scalable_parser import analyze
+import scalable_trace
+from scalable_build import build_kernel, build_plugin
+from scalable_common import FLAVOURS, HarnessError, default_smp, die, env_int, host_cpus, log
+from scalable_parser import analyze, find_splats
 from scalable_qemu import boot, boot_timeout
 from scalable_report import write_report
 from scalable_tree import ensure_packages, prepare_src
@@ -59,6 +65,140 @@ def boot_and_judge(flavour, mode, smp, logdir, cpus=None):
 	return ok, summary
 
 
+# ---------------------------------------------------------------- tracing
+
+# What a traced boot runs (init.sh, scalable_trace=): the instrument's own
+# check first, then the benchmarks, then an idle window for QDo.
+TRACE_WORKLOADS = ('cacheline_bench', 'stat_bench', 'oplog_list_bench', 'fork_bench',
+		   'inotify_bench', 'ast_bench', 'qdo_idle')
+TRACE_SMP = '1,2,4,8,16'
+
+
+def trace_boot(smp, workloads, ms, logdir):
+	"""Boot the release kernel at @smp vCPUs under the c2c plugin.
+
+	Returns (the analysis of scalable_trace.analyze() or None, problems).
+	The guest runs only @workloads, with KUnit off; a splat, a program that
+	failed, a guest that did not finish or windows that do not join are
+	problems.
+	"""
+	obj = os.path.join(common.BUILD, 'release')
+	plugin = build_plugin()
+	sysmap = os.path.join(obj, 'System.map')
+	entries = scalable_trace.write_entries(sysmap, os.path.join(os.path.dirname(plugin),
+								      'entries'))
+	os.makedirs(logdir, exist_ok=True)
+	record = os.path.join(logdir, 'release-trace-smp%d.c2c' % smp)
+	quantum = env_int('TRACE_QUANTUM', 100)
+	qemu_args = ['-plugin', '%s,out=%s,quantum=%d,entries=%s' % (plugin, record, quantum,
+								     entries)]
+	append = 'kunit.enable=0 scalable_trace=%s scalable_trace_ms=%d' % (','.join(workloads), ms)
+	# about 2 s of guest time per window, slower at many vCPUs
+	timeout = env_int('TRACE_TIMEOUT', 0) or 300 + 60 * smp
+	if os.path.exists(record):
+		os.unlink(record)
+	b = boot(obj, 'release', smp, 'test', logdir, timeout, extra_qemu_args=qemu_args,
+		 accel='tcg', extra_append=append, tag='trace')
+	name = 'traced boot at %d vCPUs' % smp
+	problems = []
+	if b['ended'] != 'exit' or 'SCALABLE: done' not in b['console_text']:
+		problems.append('%s did not finish (%s); console: %s' %
+				(name, b['ended'], os.path.relpath(b['console'], common.TOP)))
+	for kind, line in find_splats(b['console_text']):
+		problems.append('%s: kernel splat (%s): %s' % (name, kind, line))
+	for prog, rc in re.findall(r'SCALABLE: trace (\S+) rc=(\d+)', b['console_text']):
+		if rc != '0':
+			problems.append('%s: %s exited with status %s' % (name, prog, rc))
+	try:
+		with open(record) as f:
+			text = f.read()
+		res = scalable_trace.analyze(text, b['tap_text'], sysmap, obj,
+					     os.path.join(obj, 'vmlinux'))
+	except (OSError, scalable_trace.TraceError) as e:
+		problems.append('%s: no trace: %s' % (name, e))
+		return None, problems
+	for w in res['warnings']:
+		problems.append('%s: plugin: %s' % (name, w))
+	for r in res['results']:
+		if not r['ok']:
+			problems.append('%s: %s %s failed in its window' % (name, r['bench'], r['mode']))
+		if r['pace_timeouts']:
+			log('%s: %s %s: %d pacing waits gave up (interleaving coarser there)' %
+			    (name, r['bench'], r['mode'], r['pace_timeouts']))
+	log('%s: %d windows traced in %.0f s' % (name, len(res['results']), b['seconds']))
+	return res, problems
+
+
+def trace_smp():
+	counts = []
+	for w in (os.environ.get('TRACE_SMP') or TRACE_SMP).split(','):
+		if not w.strip().isdigit() or not 1 <= int(w) <= 48:
+			die('TRACE_SMP is a comma list of vCPU counts from 1 to 48, not "%s"' %
+			    os.environ.get('TRACE_SMP'))
+		counts.append(int(w))
+	return counts
+
+
+def trace_paths():
+	return (os.path.join(common.OUT, 'trace.json'), os.path.join(common.OUT, 'trace.md'))
+
+
+def cmd_trace(args):
+	"""Boot the release kernel under the tracer at each TRACE_SMP; report."""
+	counts = trace_smp()
+	cmd_build(argparse.Namespace(flavours=['release']))
+	logdir = os.path.join(common.OUT, 'logs')
+	ms = env_int('TRACE_MS', 1000)
+	results, problems = [], []
+	t0 = time.time()
+	for n in counts:
+		res, p = trace_boot(n, TRACE_WORKLOADS, ms, logdir)
+		problems += p
+		if res:
+			results += res['results']
+	jpath, mpath = trace_paths()
+	os.makedirs(common.OUT, exist_ok=True)
+	with open(jpath, 'w') as f:
+		json.dump({'host_cpus': host_cpus(), 'date': time.strftime('%Y-%m-%dT%H:%M:%S%z'),
+			   'quantum': env_int('TRACE_QUANTUM', 100), 'window_ms': ms,
+			   'seconds': time.time() - t0, 'problems': problems,
+			   'results': results}, f, indent=1)
+	text = scalable_trace.markdown(results) if results else '(nothing traced)'
+	if problems:
+		text += '\n**Problems:**\n\n' + '\n'.join('- ' + p for p in problems) + '\n'
+	with open(mpath, 'w') as f:
+		f.write(text + '\n')
+	print('\n' + text, flush=True)
+	log('traced %s vCPUs in %.0f s; written to %s and %s' %
+	    (','.join(map(str, counts)), time.time() - t0, os.path.relpath(mpath, common.TOP),
+	     os.path.relpath(jpath, common.TOP)))
+	return 1 if problems else 0
+
+
+def trace_check(logdir):
+	"""make test: the instrument at 2 and 4 vCPUs, and the stat gate at 4."""
+	problems = []
+	results = []
+	for n, work in ((2, ('cacheline_bench',)), (4, ('cacheline_bench', 'stat_bench'))):
+		res, p = trace_boot(n, work, 500, logdir)
+		problems += p
+		if res:
+			results += res['results']
+	problems += scalable_trace.instrument_problems(results, cpus=(2, 4))
+	problems += scalable_trace.stat_gate_problems(results, 4)
+	for r in results:
+		if r['bench'] in ('cacheline_bench', 'stat_bench'):
+			own = r['mechanism_transfers_per_op'].get('oplog')
+			log('traced: %s %s at %d vCPUs: %s transfers/op (user %s), OpLog\'s own %s' %
+			    (r['bench'], r['mode'], r['cpus'], scalable_trace.fmt(r['transfers_per_op']),
+			     scalable_trace.fmt(r['user_transfers_per_op']),
+			     scalable_trace.fmt(own, 4)))
+	for p in problems:
+		log('  ' + p)
+	log('tracer checks: %s' % ('FAIL' if problems else 'PASS'))
+	return not problems
+
+
 def cmd_run(args):
 	"""The main job: build the release kernel, boot, test, benchmark, report."""
 	mode = args.mode
@@ -68,8 +208,20 @@ def cmd_run(args):
 	smp = default_smp()
 	logdir = os.path.join(common.OUT, 'logs')
 	ok, summary = boot_and_judge('release', mode, smp, logdir, cpus=os.environ.get('CPUS'))
-	write_report([summary], 'Scalable series: benchmark report (%s mode)' % mode)
+	write_report([summary], 'Scalable series: benchmark report (%s mode)' % mode,
+		     trace=traced_section())
 	return 0 if ok else 1
+
+
+def traced_section():
+	"""The last make trace's table for the report, or how to get one."""
+	jpath, mpath = trace_paths()
+	try:
+		with open(mpath) as f:
+			return f.read()
+	except OSError:
+		return ('Cache-line transfers per operation at 1-16 vCPUs (the scaling figures '
+			'that 2 TCG vCPUs cannot show): run `make trace`.')
 
 
 def cmd_test(args):
@@ -85,6 +237,8 @@ def cmd_test(args):
 		ok, summary = boot_and_judge(fl, 'test', smp, logdir)
 		results.append((fl, ok))
 		summaries.append(summary)
+	if 'release' in flavours and not args.no_trace:
+		results.append(('tracer checks', trace_check(logdir)))
 	write_report(summaries, 'Scalable series: test report')
 	failed = [n for n, ok in results if not ok]
 	if failed:
@@ -140,6 +294,7 @@ def main():
 	p = sub.add_parser('test', help='CI: build and boot release and debug, fail on any failure')
 	p.add_argument('flavours', nargs='*', default=list(FLAVOURS))
 	p.add_argument('--no-harness-check', action='store_true')
+	p.add_argument('--no-trace', action='store_true', help='skip the tracer checks')
 	p = sub.add_parser('boot', help='boot a built kernel once')
 	p.add_argument('flavour', choices=FLAVOURS)
 	p.add_argument('--mode', default=os.environ.get('MODE') or 'test')
@@ -147,13 +302,14 @@ def main():
 	p = sub.add_parser('series', help='export the series with git format-patch')
 	p.add_argument('--build', action='store_true', help='build every step of the series')
 	sub.add_parser('check', help='checkpatch, sparse, W=1, coccicheck and kernel-doc')
+	sub.add_parser('trace', help='cache-line transfers per operation at TRACE_SMP vCPUs')
 	args = ap.parse_args()
 	for fl in getattr(args, 'flavours', []) or []:
 		if fl not in FLAVOURS:
 			die('unknown config "%s": choose one of %s' % (fl, ', '.join(FLAVOURS)))
 	try:
 		return {'prepare': cmd_prepare, 'build': cmd_build, 'run': cmd_run, 'test': cmd_test,
-			'boot': cmd_boot, 'series': scalable_series.cmd_series,
+			'boot': cmd_boot, 'trace': cmd_trace, 'series': scalable_series.cmd_series,
 			'check': scalable_series.cmd_check}[args.cmd](args) or 0
 	except HarnessError as e:
 		die(str(e), 1)

@@ -234,3 +234,14 @@ def build_initramfs(obj, flavour):
 	with gzip.open(img, 'wb', compresslevel=1) as f:
 		f.write(cpio.stdout)
 	return img
+
+
+def build_plugin():
+	"""Build the c2c QEMU plugin (tools/testing/scalable/c2c) into build/c2c."""
+	out = os.path.join(common.BUILD, 'c2c')
+	os.makedirs(out, exist_ok=True)
+	run(['make', '-C', os.path.join(common.HARNESS, 'c2c'), '-s', 'O=' + out], quiet=True)
+	so = os.path.join(out, 'c2c.so')
+	if not os.path.exists(so):
+		raise HarnessError('the c2c plugin did not build: %s is missing' % so)
+	return so

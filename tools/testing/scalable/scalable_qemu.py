@@ -73,19 +73,22 @@ def tcg_tsc_param(accel):
 
 
 def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None,
-	 extra_qemu_args=(), accel=None):
+	 extra_qemu_args=(), accel=None, extra_append='', tag=''):
 	"""Boot once; return dict with console and tap logs and how it ended.
 
 	@extra_qemu_args are appended to the QEMU command line (qemu_cmd()).
 	@accel 'kvm' or 'tcg' forces the accelerator (a TCG plugin needs TCG);
 	None detects it (kvm_works(), which honours ACCEL).
+	@extra_append is added to the kernel command line, and @tag to the
+	names of the logs (e.g. "trace" for the tracer's boots).
 	"""
 	os.makedirs(logdir, exist_ok=True)
 	# KERNEL_ARGS: extra kernel command-line words, e.g. dcache_oplog=off to
 	# run the tests on the stock dentry path; their logs get their own names.
 	kargs = ' '.join(os.environ.get('KERNEL_ARGS', '').split())
-	name = '%s-smp%d%s%s' % (flavour, smp, '' if inject == 'none' else '-inject-' + inject,
-				 '-' + re.sub(r'[^A-Za-z0-9]+', '_', kargs) if kargs else '')
+	name = '%s%s-smp%d%s%s' % (flavour, '-' + tag if tag else '', smp,
+				   '' if inject == 'none' else '-inject-' + inject,
+				   '-' + re.sub(r'[^A-Za-z0-9]+', '_', kargs) if kargs else '')
 	console = os.path.join(logdir, name + '.console.log')
 	tap = os.path.join(logdir, name + '.tap.log')
 	append = ('console=ttyS0 panic=-1 oops=panic loglevel=7 '
@@ -95,6 +98,8 @@ def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None,
 		append += ' scalable_cpus=' + cpus
 	if flavour == 'debug':
 		append += ' kmemleak=on'
+	if extra_append:
+		append += ' ' + extra_append
 	if kargs:
 		append += ' ' + kargs
 	if accel is None:

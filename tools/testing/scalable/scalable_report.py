@@ -106,15 +106,23 @@ def markdown(report):
 	return '\n'.join(md) + '\n'
 
 
-def write_report(summaries, title):
-	"""Write out/report.json and out/report.md and print the latter."""
+def write_report(summaries, title, trace=None):
+	"""Write out/report.json and out/report.md and print the latter.
+
+	@trace: Markdown of the cache-line tracer's table (or a line saying how
+	to get one), appended after the wall-clock numbers.
+	"""
 	os.makedirs(common.OUT, exist_ok=True)
 	report = report_data(summaries, title)
+	if trace:
+		report['trace'] = trace
 	jpath = os.path.join(common.OUT, 'report.json')
 	mpath = os.path.join(common.OUT, 'report.md')
 	with open(jpath, 'w') as f:
 		json.dump(report, f, indent=1)
 	text = markdown(report)
+	if trace:
+		text += '\n' + trace.rstrip('\n') + '\n'
 	with open(mpath, 'w') as f:
 		f.write(text)
 	print('\n' + text, flush=True)

@@ -32,8 +32,9 @@ LAYERS = {
 	'scalable_parser': ('scalable_common',),
 	'scalable_report': ('scalable_common',),
 	'scalable_series': ('scalable_common', 'scalable_tree', 'scalable_build'),
+	'scalable_trace': (),
 	'scalable': ('scalable_common', 'scalable_tree', 'scalable_build', 'scalable_qemu',
-		     'scalable_parser', 'scalable_report', 'scalable_series'),
+		     'scalable_parser', 'scalable_report', 'scalable_series', 'scalable_trace'),
 }
 
 
