@@ -122,6 +122,10 @@ def trace_boot(smp, workloads, ms, logdir):
 	for r in res['results']:
 		if not r['ok']:
 			problems.append('%s: %s %s failed in its window' % (name, r['bench'], r['mode']))
+		if r['dropped_sites']:
+			problems.append('%s: %s %s: %d transfer sites did not fit the plugin\'s table '
+					'(attrib=): the attribution is incomplete' %
+					(name, r['bench'], r['mode'], r['dropped_sites']))
 		if r['pace_timeouts']:
 			log('%s: %s %s: %d pacing waits gave up (interleaving coarser there)' %
 			    (name, r['bench'], r['mode'], r['pace_timeouts']))

@@ -91,6 +91,9 @@ def entry_points(system_map):
 	with open(system_map) as f:
 		for line in f:
 			parts = line.split()
+			if len(parts) >= 3 and parts[2] == '__switch_to_asm':
+				out.append((int(parts[0], 16), 'switch'))
+				continue
 			if len(parts) < 3 or not ENTRY_RE.match(parts[2]):
 				continue
 			name = parts[2]
@@ -103,8 +106,9 @@ def entry_points(system_map):
 			else:
 				ctx = 'interrupt'
 			out.append((int(parts[0], 16), ctx))
-	if not any(c == 'syscall' for _, c in out):
-		raise TraceError('%s has no entry_SYSCALL_64: not an x86-64 System.map' % system_map)
+	for want, sym in (('syscall', 'entry_SYSCALL_64'), ('switch', '__switch_to_asm')):
+		if not any(c == want for _, c in out):
+			raise TraceError('%s has no %s: not an x86-64 System.map' % (system_map, sym))
 	return out
 
 
@@ -131,6 +135,14 @@ def parse_c2c(text):
 		tag, kv = words[0], _kv(words[1:])
 		if tag == 'c2c':
 			header = {k: _int(v) for k, v in kv.items()}
+		elif tag == 'exit':
+			if kv.get('open') not in (None, '0'):
+				warnings.append('QEMU exited with a window open')
+			if kv.get('outside') not in (None, '0'):
+				warnings.append('%s accesses beyond the line table' % kv['outside'])
+			if kv.get('switch') == '0':
+				warnings.append('no __switch_to_asm entry: contexts follow vCPUs, '
+						'not tasks')
 		elif tag == 'window':
 			if cur is not None:
 				warnings.append('window %d has no end' % cur['seq'])
@@ -266,6 +278,9 @@ def mechanism_functions(objdir):
 				parts = line.split()
 				if len(parts) == 3 and parts[1] in 'tTwW':
 					names.add(parts[2])
+		if not names:
+			raise TraceError('no function of %s found in %s: cannot attribute %s\'s '
+					 'transfers' % (mech, ', '.join(objs), mech))
 		out[mech] = names
 	return out
 
@@ -372,6 +387,7 @@ def analyze_window(row, syms, mech_funcs=None, lines=None, top=8, sites=4):
 		'all_kernel_transfers_per_op': per(t.get('xfer_k', 0)),
 		'all_kernel_insn_per_op': per(t.get('insn_k', 0)),
 		'user_insn_per_op': per(t.get('insn_u', 0)),
+		# window-wide (every mode and context): independent of interleaving
 		'conflict_lines_per_op': per(t.get('conflict', 0)),
 		'kernel_conflict_lines': t.get('conflict_k', 0),
 		'contexts': cx,
@@ -422,15 +438,18 @@ def text_report(res, lines_per_row=5):
 # ------------------------------------------------------------ checks
 
 # The instrument's own check (cacheline_bench): properties of the model,
-# not timings, so they are asserted.
-INSTRUMENT = {'shared': ('>=', 0.5), 'packed': ('>=', 0.5), 'padded': ('<=', 0.01)}
+# not timings, so they are asserted.  (low, high) transfers per operation:
+# an atomic add is one request for ownership when the CPUs interleave (not
+# two: the plugin sees a load and a store), a plain load and store of a
+# falsely shared line a HITM and an upgrade, padded counters nothing.
+INSTRUMENT = {'shared': (0.5, 1.5), 'packed': (0.5, 2.5), 'padded': (0, 0.01)}
 
 
 def instrument_problems(results, cpus=(2, 4)):
 	"""What is wrong with the tracer, judged by cacheline_bench at @cpus."""
 	problems = []
 	for n in cpus:
-		for mode, (op, bound) in INSTRUMENT.items():
+		for mode, (low, high) in INSTRUMENT.items():
 			rows = [r for r in results if r['bench'] == 'cacheline_bench' and
 				r['mode'] == mode and r['cpus'] == n]
 			if not rows:
@@ -440,9 +459,9 @@ def instrument_problems(results, cpus=(2, 4)):
 			if v is None or not rows[0]['ok']:
 				problems.append('cacheline_bench %s at %d vCPUs counted no operation' %
 						(mode, n))
-			elif (op == '>=' and v < bound) or (op == '<=' and v > bound):
+			elif not low <= v <= high:
 				problems.append('tracer: cacheline_bench %s at %d vCPUs shows %.4f '
-						'transfers/op, must be %s %g' % (mode, n, v, op, bound))
+						'transfers/op, must be in [%g, %g]' % (mode, n, v, low, high))
 	return problems
 
 

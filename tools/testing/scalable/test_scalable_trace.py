@@ -24,6 +24,7 @@ ffffffff81400040 T entry_SYSCALL_64
 ffffffff81400f40 T asm_exc_page_fault
 ffffffff81401000 T asm_sysvec_apic_timer_interrupt
 ffffffff81401100 T asm_sysvec_reschedule_ipi
+ffffffff81401200 T __switch_to_asm
 ffffffff81b00000 D tk_core
 ffffffff81b00100 D jiffies_64
 ffffffff82000000 B _end
@@ -58,7 +59,7 @@ line phys=0x4000 w=0x1 t=0x3 kw=0x1 kt=0x3 va=0xffffffff81b00100
 xfer pc=0xffffffff81200010 wpc=0xffffffff81200020 store=0 ctx=kthread n=1
 xfer pc=0xffffffff81300017 wpc=0xffffffff81300100 store=0 ctx=interrupt n=4
 end seq=2
-exit windows=2 open=0 outside=0
+exit windows=2 open=0 outside=0 switch=1
 '''
 
 TAP = '''\
@@ -96,6 +97,14 @@ class TraceTest(unittest.TestCase):
 		self.assertEqual(w['lines'][0]['sites'][0]['ctx'], 'syscall')
 		self.assertEqual(p['warnings'], ['warning stop without start on vcpu 0'])
 
+	def test_exit_line_problems(self):
+		p = st.parse_c2c('exit windows=0 open=1 outside=3 switch=0\n')
+		self.assertEqual(len(p['warnings']), 3)
+
+	def test_missing_mechanism_objects_are_an_error(self):
+		with self.assertRaises(st.TraceError):
+			st.mechanism_functions(self.tmp.name)
+
 	def test_unterminated_window_is_dropped(self):
 		text = self.text.split('end seq=2')[0]
 		p = st.parse_c2c(text)
@@ -127,7 +136,8 @@ class TraceTest(unittest.TestCase):
 		self.assertEqual(got, {'0xffffffff81400040': 'syscall',
 				       '0xffffffff81400f40': 'exception',
 				       '0xffffffff81401000': 'interrupt',
-				       '0xffffffff81401100': 'ipi'})
+				       '0xffffffff81401100': 'ipi',
+				       '0xffffffff81401200': 'switch'})
 		bad = os.path.join(self.tmp.name, 'bad.map')
 		with open(bad, 'w') as f:
 			f.write('ffffffff81000000 T _text\n')

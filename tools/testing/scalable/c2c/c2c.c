@@ -84,9 +84,14 @@ enum { USER, KERNEL };
  * from System.map) and from the returns (sysret, iret): the syscall and
  * exception contexts, and the IPIs that operations send each other
  * (wake-ups, TLB shootdowns), are the operation's path; other interrupts
- * (the timer, devices) are time-driven, and kernel code entered by none (kthreads, idle, a task switched to
- * inside an interrupt until it returns) is "kthread".  Back in user mode a
- * vCPU's context stack is empty by definition.
+ * (the timer, devices) are time-driven, and kernel code entered by none
+ * (kthreads, idle) is "kthread".  The stack of contexts belongs to a task:
+ * "<address> switch" names __switch_to_asm, whose store of the old stack
+ * pointer (movq %rsp, TASK_threadsp(%rdi)) and load of the new one (movq
+ * TASK_threadsp(%rsi), %rsp) give the two task_structs' addresses, so a
+ * context switch saves the old task's stack and restores the new one's (a
+ * task not seen before starts empty).  Back in user mode a task's stack is
+ * empty by definition.
  */
 enum { CTX_USER, CTX_SYSCALL, CTX_EXCEPTION, CTX_IPI, CTX_INTERRUPT,
        CTX_KTHREAD, NR_CTX };
@@ -95,6 +100,8 @@ static const char *const ctx_names[NR_CTX] = {
 };
 #define CTX_DEPTH	16
 #define NR_ENTRIES	4096
+#define NR_TASK_SLOTS	8192
+#define ENTRY_SWITCH	0xff
 
 #define LF_CONFLICT	1
 #define LF_KCONFLICT	2
@@ -131,11 +138,29 @@ struct vcpu_stats {
 	uint64_t xfer_ctx[NR_CTX];
 } __attribute__((aligned(64)));
 
-/* Per-vCPU context stack, only touched by its vCPU's thread. */
-struct vcpu_ctx {
+/* A task's stack of kernel contexts. */
+struct ctx_stack {
 	unsigned int depth;
 	uint8_t stack[CTX_DEPTH];
+};
+
+/*
+ * Per-vCPU state only its vCPU's thread touches: the running task's
+ * contexts, and the last load (a read-modify-write instruction reaches the
+ * plugin as a load and a store; hardware makes one request for ownership).
+ */
+struct vcpu_ctx {
+	struct ctx_stack cur;
+	uint64_t last_line;
+	uint64_t last_pc;
+	int last_xfer;
 } __attribute__((aligned(64)));
+
+/* The saved contexts of tasks not running, by task_struct address. */
+struct task_slot {
+	uint64_t task;
+	struct ctx_stack ctx;
+};
 
 /* One attributed transfer site of the current window. */
 struct att {
@@ -151,10 +176,14 @@ struct att {
 static struct line *chunks[NR_CHUNKS];
 static struct vcpu_stats stats[MAX_VCPUS];
 static struct vcpu_stats start[MAX_VCPUS];
+static struct vcpu_stats end[MAX_VCPUS];
 static unsigned int nr_vcpus;
 static struct vcpu_ctx ctxs[MAX_VCPUS];
 static uint64_t entry_addr[NR_ENTRIES];
 static uint8_t entry_ctx[NR_ENTRIES];
+static uint64_t switch_addr;
+static struct task_slot task_slots[NR_TASK_SLOTS];
+static pthread_mutex_t task_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static uint32_t epoch;
 static int win_open;
@@ -179,14 +208,20 @@ static FILE *out;
  * runs more than Q instructions ahead of the slowest running one (a
  * halted vCPU does not count, and one that wakes up is moved up to the
  * others), so that the vCPUs advance in lockstep as cores of one speed
- * would.  A wait longer than PACE_MAX_NS is given up (counted), so QEMU's
+ * would.  A wait longer than PACE_MAX_NS is given up (counted), and then
+ * nobody waits for PACE_MAX_NS (a vCPU stalled in QEMU, e.g. on an
+ * exclusive section or the I/O lock, must not cost every block), so QEMU's
  * own exclusive sections cannot deadlock against it.
  */
-#define PACE_MAX_NS	20000000ULL
+#define PACE_MAX_NS	5000000ULL
 static uint64_t quantum;
-static uint64_t vt[MAX_VCPUS] __attribute__((aligned(64)));
-static uint64_t vt_base[MAX_VCPUS];
-static int active[MAX_VCPUS];
+struct vcpu_pace {
+	uint64_t vt;		/* instructions, ever */
+	uint64_t base;		/* vt at the window's start */
+	int active;		/* not halted */
+} __attribute__((aligned(64)));
+static struct vcpu_pace pc_[MAX_VCPUS];
+static uint64_t pace_off_until;
 static uint64_t pace_waits, pace_timeouts;
 
 static inline int mode_of(uint64_t pc)
@@ -310,7 +345,8 @@ static void window_access(struct line *l, unsigned int cpu, int store, int k,
 		    __atomic_load_n(&l->kwmask, __ATOMIC_RELAXED);
 	if (w && (t & (t - 1)) && flag_once(l, LF_KCONFLICT))
 		__atomic_fetch_add(&conflicts[KERNEL], 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&l->vaddr, vaddr, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&l->vaddr, __ATOMIC_RELAXED) != vaddr)
+		__atomic_store_n(&l->vaddr, vaddr, __ATOMIC_RELAXED);
 }
 
 static void access_line(unsigned int cpu, uint64_t lineno, int store, int k,
@@ -319,12 +355,15 @@ static void access_line(unsigned int cpu, uint64_t lineno, int store, int k,
 	uint64_t bit = 1ULL << cpu, me = (uint64_t)(cpu + 1) << ST_OWNER_SHIFT;
 	uint64_t old, new, owner, prev_wpc;
 	struct line *l = line_get(lineno);
-	int xfer;
+	struct vcpu_ctx *x = &ctxs[cpu];
+	int xfer, rmw;
 
 	if (!l) {
 		__atomic_fetch_add(&outside_line, 1, __ATOMIC_RELAXED);
 		return;
 	}
+	/* The store half of an instruction whose load half transferred. */
+	rmw = store && x->last_xfer && x->last_line == lineno && x->last_pc == pc;
 	prev_wpc = __atomic_load_n(&l->wpc, __ATOMIC_RELAXED);
 	old = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
 	do {
@@ -344,6 +383,11 @@ static void access_line(unsigned int cpu, uint64_t lineno, int store, int k,
 					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	if (store)
 		__atomic_store_n(&l->wpc, pc, __ATOMIC_RELAXED);
+	if (rmw)
+		xfer = 0;
+	x->last_line = lineno;
+	x->last_pc = pc;
+	x->last_xfer = !store && xfer;
 
 	if (!__atomic_load_n(&win_open, __ATOMIC_RELAXED))
 		return;
@@ -359,7 +403,7 @@ static void access_line(unsigned int cpu, uint64_t lineno, int store, int k,
 
 static inline int cur_ctx(unsigned int cpu, int k)
 {
-	const struct vcpu_ctx *x = &ctxs[cpu];
+	const struct ctx_stack *x = &ctxs[cpu].cur;
 
 	if (k == USER)
 		return CTX_USER;
@@ -387,9 +431,18 @@ static void vcpu_mem(unsigned int cpu, qemu_plugin_meminfo_t info,
 	stats[cpu].mem[k]++;
 	access_line(cpu, phys >> LINE_SHIFT, store, k, ctx, pc, vaddr);
 	/* An access that straddles two lines touches both. */
-	if ((phys & ((1U << LINE_SHIFT) - 1)) + size > (1U << LINE_SHIFT))
-		access_line(cpu, (phys >> LINE_SHIFT) + 1, store, k, ctx, pc,
-			    vaddr + size - 1);
+	if ((phys & ((1U << LINE_SHIFT) - 1)) + size > (1U << LINE_SHIFT)) {
+		uint64_t next = (phys >> LINE_SHIFT) + 1;
+
+		/* ... and the second may be on another page */
+		if ((vaddr & 4095) + size > 4096) {
+			hw = qemu_plugin_get_hwaddr(info, vaddr + size - 1);
+			if (!hw || qemu_plugin_hwaddr_is_io(hw))
+				return;
+			next = qemu_plugin_hwaddr_phys_addr(hw) >> LINE_SHIFT;
+		}
+		access_line(cpu, next, store, k, ctx, pc, vaddr + size - 1);
+	}
 }
 
 static uint64_t now_ns(void)
@@ -403,8 +456,8 @@ static uint64_t now_ns(void)
 /* Instructions @cpu ran in this window, as the pacing counts them. */
 static inline uint64_t vt_of(unsigned int cpu)
 {
-	return __atomic_load_n(&vt[cpu], __ATOMIC_RELAXED) -
-	       __atomic_load_n(&vt_base[cpu], __ATOMIC_RELAXED);
+	return __atomic_load_n(&pc_[cpu].vt, __ATOMIC_RELAXED) -
+	       __atomic_load_n(&pc_[cpu].base, __ATOMIC_RELAXED);
 }
 
 /* The least window instruction count of the running vCPUs but @cpu. */
@@ -415,7 +468,7 @@ static uint64_t vt_min_others(unsigned int cpu, int *any)
 
 	*any = 0;
 	for (c = 0; c < nr_vcpus; c++) {
-		if (c == cpu || !__atomic_load_n(&active[c], __ATOMIC_RELAXED))
+		if (c == cpu || !__atomic_load_n(&pc_[c].active, __ATOMIC_RELAXED))
 			continue;
 		v = vt_of(c);
 		if (v < m)
@@ -430,6 +483,8 @@ static void pace(unsigned int cpu)
 	uint64_t t0 = 0, m;
 	int any;
 
+	if (__atomic_load_n(&pace_off_until, __ATOMIC_RELAXED) > now_ns())
+		return;
 	for (;;) {
 		m = vt_min_others(cpu, &any);
 		if (!any || vt_of(cpu) <= m + quantum ||
@@ -440,6 +495,8 @@ static void pace(unsigned int cpu)
 			__atomic_fetch_add(&pace_waits, 1, __ATOMIC_RELAXED);
 		} else if (now_ns() - t0 > PACE_MAX_NS) {
 			__atomic_fetch_add(&pace_timeouts, 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&pace_off_until, now_ns() + PACE_MAX_NS,
+					 __ATOMIC_RELAXED);
 			return;
 		}
 		sched_yield();
@@ -454,9 +511,9 @@ static void vcpu_tb_exec(unsigned int cpu, void *udata)
 		return;
 	stats[cpu].insn[v & 1] += v >> 1;
 	if (!(v & 1))
-		ctxs[cpu].depth = 0;
+		ctxs[cpu].cur.depth = 0;
 	stats[cpu].insn_ctx[cur_ctx(cpu, v & 1)] += v >> 1;
-	__atomic_store_n(&vt[cpu], vt[cpu] + (v >> 1), __ATOMIC_RELAXED);
+	__atomic_store_n(&pc_[cpu].vt, pc_[cpu].vt + (v >> 1), __ATOMIC_RELAXED);
 	if (quantum && __atomic_load_n(&win_open, __ATOMIC_RELAXED))
 		pace(cpu);
 }
@@ -464,10 +521,11 @@ static void vcpu_tb_exec(unsigned int cpu, void *udata)
 /* A kernel entry point: push its context. */
 static void ctx_enter(unsigned int cpu, void *udata)
 {
-	struct vcpu_ctx *x = &ctxs[cpu];
+	struct ctx_stack *x;
 
 	if (cpu >= MAX_VCPUS)
 		return;
+	x = &ctxs[cpu].cur;
 	if (x->depth == CTX_DEPTH) {
 		/* Unmatched entries (task switches): keep the newest. */
 		memmove(x->stack, x->stack + 1, CTX_DEPTH - 1);
@@ -479,8 +537,64 @@ static void ctx_enter(unsigned int cpu, void *udata)
 /* sysret or iret: back to what the entry interrupted. */
 static void ctx_leave(unsigned int cpu, void *udata)
 {
-	if (cpu < MAX_VCPUS && ctxs[cpu].depth)
-		ctxs[cpu].depth--;
+	if (cpu < MAX_VCPUS && ctxs[cpu].cur.depth)
+		ctxs[cpu].cur.depth--;
+}
+
+static inline struct task_slot *task_slot(uint64_t task)
+{
+	return &task_slots[(task * 0x9e3779b97f4a7c15ULL >> 32) &
+			   (NR_TASK_SLOTS - 1)];
+}
+
+/* __switch_to_asm stores the old task's stack pointer: keep its contexts. */
+static void ctx_save(unsigned int cpu, qemu_plugin_meminfo_t info,
+		     uint64_t vaddr, void *udata)
+{
+	struct task_slot *t = task_slot(vaddr);
+
+	if (cpu >= MAX_VCPUS)
+		return;
+	pthread_mutex_lock(&task_lock);
+	t->task = vaddr;
+	t->ctx = ctxs[cpu].cur;
+	pthread_mutex_unlock(&task_lock);
+}
+
+/* ... and loads the new one's: its contexts, or none if never seen. */
+static void ctx_restore(unsigned int cpu, qemu_plugin_meminfo_t info,
+			uint64_t vaddr, void *udata)
+{
+	struct task_slot *t = task_slot(vaddr);
+
+	if (cpu >= MAX_VCPUS)
+		return;
+	pthread_mutex_lock(&task_lock);
+	if (t->task == vaddr) {
+		ctxs[cpu].cur = t->ctx;
+		t->task = 0;
+	} else {
+		ctxs[cpu].cur.depth = 0;
+	}
+	pthread_mutex_unlock(&task_lock);
+}
+
+/*
+ * In __switch_to_asm: movq %rsp, disp(%rdi) saves, movq disp(%rsi), %rsp
+ * restores (disp32 or disp8 forms); 1 and 2, or 0 for anything else.
+ */
+static int switch_insn(struct qemu_plugin_insn *insn)
+{
+	const uint8_t *b = qemu_plugin_insn_data(insn);
+	size_t n = qemu_plugin_insn_size(insn);
+
+	if ((n != 7 && n != 4) || b[0] != 0x48)
+		return 0;
+	if (b[1] == 0x89 && b[2] == (n == 7 ? 0xa7 : 0x67))
+		return 1;
+	if (b[1] == 0x8b && b[2] == (n == 7 ? 0xa6 : 0x66))
+		return 2;
+	return 0;
 }
 
 static int entry_slot(uint64_t addr)
@@ -504,6 +618,10 @@ static int load_entries(const char *path)
 		return -1;
 	}
 	while (fscanf(f, "%llx %31s", &addr, kind) == 2) {
+		if (!strcmp(kind, "switch")) {
+			switch_addr = addr;
+			continue;
+		}
 		for (c = CTX_SYSCALL; c <= CTX_INTERRUPT; c++)
 			if (!strcmp(kind, ctx_names[c]))
 				break;
@@ -539,7 +657,7 @@ static int is_return(struct qemu_plugin_insn *insn)
 static void vcpu_idle(qemu_plugin_id_t id, unsigned int cpu)
 {
 	if (cpu < MAX_VCPUS)
-		__atomic_store_n(&active[cpu], 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&pc_[cpu].active, 0, __ATOMIC_RELAXED);
 }
 
 /* A vCPU that slept comes back level with the slowest running one. */
@@ -552,8 +670,8 @@ static void vcpu_resume(qemu_plugin_id_t id, unsigned int cpu)
 		return;
 	m = vt_min_others(cpu, &any);
 	if (any && m != UINT64_MAX && vt_of(cpu) < m)
-		__atomic_store_n(&vt[cpu], vt_base[cpu] + m, __ATOMIC_RELAXED);
-	__atomic_store_n(&active[cpu], 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&pc_[cpu].vt, pc_[cpu].base + m, __ATOMIC_RELAXED);
+	__atomic_store_n(&pc_[cpu].active, 1, __ATOMIC_RELAXED);
 }
 
 static int att_cmp(const void *x, const void *y)
@@ -578,10 +696,10 @@ static void dump_window(void)
 	fprintf(out, "window seq=%" PRIu64 " vcpus=%u\n", win_seq, nr_vcpus);
 	for (c = 0; c < nr_vcpus; c++) {
 		for (i = 0; i < 2; i++) {
-			d.insn[i] = stats[c].insn[i] - start[c].insn[i];
-			d.mem[i] = stats[c].mem[i] - start[c].mem[i];
-			d.xfer[i] = stats[c].xfer[i] - start[c].xfer[i];
-			d.xfer_store[i] = stats[c].xfer_store[i] -
+			d.insn[i] = end[c].insn[i] - start[c].insn[i];
+			d.mem[i] = end[c].mem[i] - start[c].mem[i];
+			d.xfer[i] = end[c].xfer[i] - start[c].xfer[i];
+			d.xfer_store[i] = end[c].xfer_store[i] -
 					  start[c].xfer_store[i];
 			tot[0][i] += d.insn[i];
 			tot[1][i] += d.mem[i];
@@ -589,8 +707,8 @@ static void dump_window(void)
 			tot[3][i] += d.xfer_store[i];
 		}
 		for (i = 0; i < NR_CTX; i++) {
-			ictx[i] += stats[c].insn_ctx[i] - start[c].insn_ctx[i];
-			xctx[i] += stats[c].xfer_ctx[i] - start[c].xfer_ctx[i];
+			ictx[i] += end[c].insn_ctx[i] - start[c].insn_ctx[i];
+			xctx[i] += end[c].xfer_ctx[i] - start[c].xfer_ctx[i];
 		}
 		fprintf(out, "cpu idx=%u insn_k=%" PRIu64 " insn_u=%" PRIu64
 			" mem_k=%" PRIu64 " mem_u=%" PRIu64 " xfer_k=%" PRIu64
@@ -666,8 +784,8 @@ static void mark(unsigned int cpu, void *udata)
 			pthread_mutex_unlock(&att_lock);
 			memcpy(start, stats, sizeof(start));
 			for (unsigned int c = 0; c < nr_vcpus; c++)
-				__atomic_store_n(&vt_base[c],
-						 __atomic_load_n(&vt[c], __ATOMIC_RELAXED),
+				__atomic_store_n(&pc_[c].base,
+						 __atomic_load_n(&pc_[c].vt, __ATOMIC_RELAXED),
 						 __ATOMIC_RELAXED);
 			win_seq++;
 			__atomic_add_fetch(&epoch, 1, __ATOMIC_RELAXED);
@@ -679,6 +797,8 @@ static void mark(unsigned int cpu, void *udata)
 				cpu);
 		} else {
 			__atomic_store_n(&win_open, 0, __ATOMIC_RELEASE);
+			/* The window ends now, not when the dump is written. */
+			memcpy(end, stats, sizeof(end));
 			dump_window();
 		}
 	}
@@ -729,6 +849,17 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, ctx_leave,
 							       QEMU_PLUGIN_CB_NO_REGS,
 							       NULL);
+		if (switch_addr && pc >= switch_addr && pc < switch_addr + 64) {
+			int sw = switch_insn(insn);
+
+			if (sw)
+				qemu_plugin_register_vcpu_mem_cb(insn,
+								 sw == 1 ? ctx_save : ctx_restore,
+								 QEMU_PLUGIN_CB_NO_REGS,
+								 sw == 1 ? QEMU_PLUGIN_MEM_W :
+									   QEMU_PLUGIN_MEM_R,
+								 NULL);
+		}
 		qemu_plugin_register_vcpu_mem_cb(insn, vcpu_mem,
 						 QEMU_PLUGIN_CB_NO_REGS,
 						 QEMU_PLUGIN_MEM_RW,
@@ -739,8 +870,8 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 static void at_exit(qemu_plugin_id_t id, void *udata)
 {
 	pthread_mutex_lock(&win_lock);
-	fprintf(out, "exit windows=%" PRIu64 " open=%d outside=%" PRIu64 "\n",
-		win_seq, win_open, outside_line);
+	fprintf(out, "exit windows=%" PRIu64 " open=%d outside=%" PRIu64
+		" switch=%d\n", win_seq, win_open, outside_line, switch_addr != 0);
 	fflush(out);
 	pthread_mutex_unlock(&win_lock);
 }
@@ -761,7 +892,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			info->system.max_vcpus);
 		return -1;
 	}
-	nr_vcpus = info->system.max_vcpus;
+	/* vCPUs hot-added later (maxcpus) are counted, never paced */
+	nr_vcpus = info->system.smp_vcpus;
 	for (i = 0; i < argc; i++) {
 		if (!strncmp(argv[i], "out=", 4)) {
 			path = argv[i] + 4;
@@ -799,7 +931,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		nr_vcpus, 1U << LINE_SHIFT, quantum);
 	fflush(out);
 	for (i = 0; i < MAX_VCPUS; i++)
-		active[i] = 1;
+		pc_[i].active = 1;
 	qemu_plugin_register_vcpu_tb_trans_cb(id, vcpu_tb_trans);
 	qemu_plugin_register_vcpu_idle_cb(id, vcpu_idle);
 	qemu_plugin_register_vcpu_resume_cb(id, vcpu_resume);

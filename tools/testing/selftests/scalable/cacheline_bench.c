@@ -19,7 +19,7 @@
  * the floor.  Under the harness's cache-line tracer (make trace) they are
  * the instrument's check: shared and packed must show transfers, padded
  * none.  Each worker checks at the end that its own increments all landed
- * (padded, packed), and the parent checks the shared total.
+ * (padded, packed; the shared total mixes every worker's).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -45,7 +45,7 @@ static inline void trace_window_stop(void)
 
 static inline bool trace_enabled(void)
 {
-	return getenv("SCALABLE_TRACE") != NULL;
+	return !!getenv("SCALABLE_TRACE");
 }
 
 /*
