@@ -74,7 +74,7 @@ TRACE_WORKLOADS = ('cacheline_bench', 'stat_bench', 'oplog_list_bench', 'fork_be
 TRACE_SMP = '1,2,4,8,16'
 
 
-def trace_boot(smp, workloads, ms, logdir):
+def trace_boot(smp, workloads, ms, logdir, quantum=None):
 	"""Boot the release kernel at @smp vCPUs under the c2c plugin.
 
 	Returns (the analysis of scalable_trace.analyze() or None, problems).
@@ -89,7 +89,8 @@ def trace_boot(smp, workloads, ms, logdir):
 								      'entries'))
 	os.makedirs(logdir, exist_ok=True)
 	record = os.path.join(logdir, 'release-trace-smp%d.c2c' % smp)
-	quantum = env_int('TRACE_QUANTUM', 100)
+	if quantum is None:
+		quantum = env_int('TRACE_QUANTUM', 100)
 	qemu_args = ['-plugin', '%s,out=%s,quantum=%d,entries=%s' % (plugin, record, quantum,
 								     entries)]
 	append = 'kunit.enable=0 scalable_trace=%s scalable_trace_ms=%d' % (','.join(workloads), ms)
@@ -183,8 +184,12 @@ def trace_check(logdir):
 	"""make test: the instrument at 2 and 4 vCPUs, and the stat gate at 4."""
 	problems = []
 	results = []
+	# A quantum of 20 instructions forces the vCPUs to interleave about once
+	# per cacheline_bench operation even when the host is busy; at 100 the
+	# interleaving of such short operations depends on the host's scheduler.
+	quantum = env_int('TRACE_QUANTUM', 20)
 	for n, work in ((2, ('cacheline_bench',)), (4, ('cacheline_bench', 'stat_bench'))):
-		res, p = trace_boot(n, work, 500, logdir)
+		res, p = trace_boot(n, work, 500, logdir, quantum)
 		problems += p
 		if res:
 			results += res['results']

@@ -195,7 +195,7 @@ static uint64_t outside_line;
 static pthread_mutex_t win_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t att_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct att *atts;
-static size_t att_cap = 1UL << 16;
+static size_t att_cap = 1UL << 20;
 static size_t att_used;
 static FILE *out;
 
