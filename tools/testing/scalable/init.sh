@@ -18,6 +18,11 @@
 #   scalable_own     0: skip the series' own kselftests (diagnostic boots,
 #                    e.g. the upstream ones with dcache_oplog=off)
 #   scalable_upstream  comma list: run only these upstream collections
+#                    (none: no upstream collection)
+#   scalable_tests   comma list: run only these of the series' own
+#                    kselftests (diagnostic boots, e.g. ast_mutex_test)
+#   scalable_ast_bench  ast_bench arguments, '_' for spaces (diagnostic
+#                    boots, e.g. -t_100,1000_-b_100_-c_2)
 
 PATH=/bin:/sbin:/usr/bin:/usr/sbin
 export PATH
@@ -86,6 +91,10 @@ if [ "${scalable_mode:-test}" = full ]; then
 		KSELFTEST_AST_BENCH_ARGS="$KSELFTEST_AST_BENCH_ARGS -c $scalable_cpus"
 	export KSELFTEST_AST_BENCH_ARGS
 fi
+if [ -n "$scalable_ast_bench" ]; then
+	KSELFTEST_AST_BENCH_ARGS=$(echo "$scalable_ast_bench" | tr _ ' ')
+	export KSELFTEST_AST_BENCH_ARGS
+fi
 
 if [ "${scalable_kmemleak:-0}" = 1 ] && [ -w /sys/kernel/debug/kmemleak ]; then
 	# Forget what boot left behind; report only what the tests leak.
@@ -113,14 +122,24 @@ cd /opt/kselftest || { say "no kselftests installed"; finish; }
 # OpLog switch and must leave it as they found it.  The host checks the
 # switch below and that the OpLog counted references during the upstream
 # tests.  Each run prints its own TAP plan per collection.
-if [ -n "$scalable_upstream" ]; then
+if [ "$scalable_upstream" = none ]; then
+	upstream=""
+elif [ -n "$scalable_upstream" ]; then
 	upstream=$(echo "$scalable_upstream" | tr , ' ')
 else
 	upstream=$(cut -d: -f1 kselftest-list.txt | sort -u | grep -vx scalable)
 fi
 say "dcache_oplog at start: $(dcache_oplog_state)"
 if [ "${scalable_own:-1}" = 1 ] && grep -q '^scalable:' kselftest-list.txt; then
-	./run_kselftest.sh -o "$tmo" -c scalable > "$out" 2>&1
+	own="-c scalable"
+	if [ -n "$scalable_tests" ]; then
+		own=""
+		for t in $(echo "$scalable_tests" | tr , ' '); do
+			own="$own -t scalable:$t"
+		done
+	fi
+	# shellcheck disable=SC2086
+	./run_kselftest.sh -o "$tmo" $own > "$out" 2>&1
 	say "kselftest scalable rc=$?"
 fi
 if [ -n "$upstream" ]; then
