@@ -480,11 +480,29 @@ static pid_t spawn(int proc, int gen)
 	return pid;
 }
 
+/* SIGKILL @pid and reap it; false if it is still there after 30 s. */
+static bool kill_and_reap(pid_t pid)
+{
+	unsigned long t0 = now_ns();
+	pid_t r;
+	int st;
+
+	kill(pid, SIGCONT);
+	kill(pid, SIGKILL);
+	while ((r = waitpid(pid, &st, WNOHANG)) == 0 &&
+	       now_ns() - t0 < 30000000000UL)
+		usleep(10000);
+	if (r == pid)
+		return true;
+	ksft_print_msg("process %d did not die within 30 s of SIGKILL\n", pid);
+	return false;
+}
+
 /*
  * Kill a process that waits in ast_mutex_lock() for a word the parent
  * owns, then unlock into the state it waits for: the dead process must
  * not own the word.  Returns 1 if it was handed or woken, 0 if not, -1
- * on a violation.
+ * on a violation, -2 if the victim did not die.
  */
 static int victim_round(__u64 *rnd, __u32 me)
 {
@@ -496,7 +514,6 @@ static int victim_round(__u64 *rnd, __u32 me)
 	long r;
 	__u32 v;
 	pid_t pid;
-	int st;
 
 	pid = fork();
 	if (pid < 0)
@@ -515,7 +532,8 @@ static int victim_round(__u64 *rnd, __u32 me)
 		usleep((x >> 16) % 500);
 	kill(pid, SIGKILL);
 	r = ast_sys_unlock(&sh->victim_word, 1, policies[x % 3]);
-	waitpid(pid, &st, 0);
+	if (!kill_and_reap(pid))
+		return -2;
 	v = __atomic_load_n(&sh->victim_word, __ATOMIC_SEQ_CST);
 	if ((v & AST_MUTEX_TID_MASK) == (__u32)pid) {
 		ksft_print_msg("victim %d died owning the word %#x (policy %u)\n",
@@ -544,7 +562,7 @@ int main(int argc, char **argv)
 	pid_t pids[MAX_PROCS];
 	int gens[MAX_PROCS];
 	unsigned long kills = 0, stops = 0, victims = 0, handed = 0;
-	int i, c, st, bad_victims = 0, hung = 0, robust_bad = 0;
+	int i, c, bad_victims = 0, hung = 0, robust_bad = 0;
 	__u32 me = syscall(SYS_gettid), v;
 	__u64 rnd;
 
@@ -617,9 +635,11 @@ int main(int argc, char **argv)
 		case 3:
 		case 4:
 			if (pids[i] > 0) {
-				kill(pids[i], SIGKILL);
-				waitpid(pids[i], &st, 0);
 				kills++;
+				if (!kill_and_reap(pids[i])) {
+					hung++;
+					goto out;
+				}
 			}
 			pids[i] = spawn(i, ++gens[i]);
 			break;
@@ -627,6 +647,10 @@ int main(int argc, char **argv)
 		case 6:
 			c = victim_round(&rnd, me);
 			victims++;
+			if (c == -2) {
+				hung++;
+				goto out;
+			}
 			if (c < 0)
 				bad_victims++;
 			else
@@ -638,26 +662,13 @@ int main(int argc, char **argv)
 		}
 	}
 
+out:
 	/* Let the workers stop, then kill them: each must die. */
 	__atomic_store_n(&sh->stop, 1, __ATOMIC_SEQ_CST);
 	usleep(200000);
-	for (i = 0; i < nprocs; i++) {
-		unsigned long t0 = now_ns();
-		pid_t r = 0;
-
-		if (pids[i] <= 0)
-			continue;
-		kill(pids[i], SIGCONT);
-		kill(pids[i], SIGKILL);
-		while ((r = waitpid(pids[i], &st, WNOHANG)) == 0 &&
-		       now_ns() - t0 < 30000000000UL)
-			usleep(10000);
-		if (r != pids[i]) {
-			ksft_print_msg("worker %d did not die within 30 s of SIGKILL\n",
-				       pids[i]);
+	for (i = 0; i < nprocs; i++)
+		if (pids[i] > 0 && !kill_and_reap(pids[i]))
 			hung++;
-		}
-	}
 
 	/* Every worker is dead: no robust word may name one of them. */
 	for (i = 0; i < NROBUST; i++) {
