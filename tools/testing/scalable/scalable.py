@@ -1075,7 +1075,12 @@ def num(v):
 
 
 def bench_table(results):
-	"""Markdown table: one row per (bench, mode), one column per CPU count."""
+	"""Markdown table: one row per (bench, mode), one column per CPU count.
+
+	A result with ast_speedup (ast_bench's baselines) also shows in its cell
+	how much faster the default ast_mutex was than it in the same cell, so
+	that every pairing can be read off the table, not only 2/1 scaling.
+	"""
 	cpus = sorted({r['cpus'] for r in results if isinstance(r.get('cpus'), int)})
 	rows = {}
 	for r in results:
@@ -1095,12 +1100,19 @@ def bench_table(results):
 			elif r.get('status') == 'fail':
 				cells.append('FAILED')
 			else:
-				cells.append('%s ±%s (%s)' % (num(r['ops_per_ms']), num(r.get('stddev', 0)),
-							     num(r['ops_per_ms'] / c)))
+				cell = '%s ±%s (%s)' % (num(r['ops_per_ms']), num(r.get('stddev', 0)),
+							num(r['ops_per_ms'] / c))
+				if isinstance(r.get('ast_speedup'), (int, float)):
+					cell += ' ast %.2fx' % r['ast_speedup']
+				cells.append(cell)
 		one, top = byc.get(cpus[0]), byc.get(cpus[-1])
 		scale = '%.2fx' % (top['ops_per_ms'] / one['ops_per_ms']) \
 			if one and top and one['ops_per_ms'] > 0 and cpus[0] == 1 else '-'
 		lines.append('| %s | %s | %s | %s |' % (bench, mode, ' | '.join(cells), scale))
+	if any('ast_speedup' in r for r in results):
+		lines += ['', '"ast N.NNx": the default ast_mutex moved N.NN times as many items '
+			  'per ms as this baseline with the same threads, buffer and CPUs '
+			  '(ast_speedup; above 1 ast is faster).']
 	return '\n'.join(lines)
 
 

@@ -257,6 +257,16 @@ class DcacheOplogTest(unittest.TestCase):
 			      t)
 		self.assertEqual(S.bench_table([]), '(no benchmark results)')
 
+	def test_table_ast_speedup(self):
+		t = S.bench_table(S.parse_results(
+			'# RESULT bench=ast_bench mode=ast-t100-b100 cpus=2 ops_per_ms=1965.000 '
+			'runs=2 stddev=443.000\n'
+			'# RESULT bench=ast_bench mode=cv-bcast-t100-b100 cpus=2 ops_per_ms=713.000 '
+			'runs=2 stddev=5.000 ast_speedup=2.756\n'))
+		self.assertIn('| ast_bench | cv-bcast-t100-b100 | 713 ±5 (356) ast 2.76x | - |', t)
+		self.assertIn('| ast_bench | ast-t100-b100 | 1965 ±443 (982) | - |', t)
+		self.assertIn('ast_speedup', t)
+
 
 class BadInputTest(unittest.TestCase):
 	"""Bad input ends with a clear message and a non-zero exit, never a hang."""
