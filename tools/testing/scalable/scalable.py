@@ -1104,6 +1104,8 @@ def bench_table(results):
 							num(r['ops_per_ms'] / c))
 				if isinstance(r.get('ast_speedup'), (int, float)):
 					cell += ' ast %.2fx' % r['ast_speedup']
+					if isinstance(r.get('ast_cpu_speedup'), (int, float)):
+						cell += ' (cpu %.2fx)' % r['ast_cpu_speedup']
 				cells.append(cell)
 		one, top = byc.get(cpus[0]), byc.get(cpus[-1])
 		scale = '%.2fx' % (top['ops_per_ms'] / one['ops_per_ms']) \
@@ -1112,7 +1114,10 @@ def bench_table(results):
 	if any('ast_speedup' in r for r in results):
 		lines += ['', '"ast N.NNx": the default ast_mutex moved N.NN times as many items '
 			  'per ms as this baseline with the same threads, buffer and CPUs '
-			  '(ast_speedup; above 1 ast is faster).']
+			  '(ast_speedup; above 1 ast is faster); "cpu M.MMx": this baseline '
+			  'spent M.MM times as much CPU time (user + system) per item as ast '
+			  '(ast_cpu_speedup), which host load does not distort the way it '
+			  'distorts items/ms under TCG.']
 	return '\n'.join(lines)
 
 

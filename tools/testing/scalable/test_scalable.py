@@ -262,8 +262,9 @@ class DcacheOplogTest(unittest.TestCase):
 			'# RESULT bench=ast_bench mode=ast-t100-b100 cpus=2 ops_per_ms=1965.000 '
 			'runs=2 stddev=443.000\n'
 			'# RESULT bench=ast_bench mode=cv-bcast-t100-b100 cpus=2 ops_per_ms=713.000 '
-			'runs=2 stddev=5.000 ast_speedup=2.756\n'))
-		self.assertIn('| ast_bench | cv-bcast-t100-b100 | 713 ±5 (356) ast 2.76x | - |', t)
+			'runs=2 stddev=5.000 ast_speedup=2.756 ast_cpu_speedup=3.100\n'))
+		self.assertIn('| ast_bench | cv-bcast-t100-b100 | 713 ±5 (356) ast 2.76x (cpu 3.10x) | - |',
+			      t)
 		self.assertIn('| ast_bench | ast-t100-b100 | 1965 ±443 (982) | - |', t)
 		self.assertIn('ast_speedup', t)
 
