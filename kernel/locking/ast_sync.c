@@ -760,10 +760,13 @@ static int ast_setup_timeout(struct __kernel_timespec __user *utime,
  * entered in; the caller owns it.  -EOWNERDEAD: the caller owns it, but
  * the previous owner died holding it (robust list) and the state is lost;
  * it must unlock into a state that it has made true.  Errors, which leave
- * the word unchanged: -EINVAL (empty entry set, unknown @flags, a word
- * not 32-bit aligned or not an AST word, a bad @clockid or timespec),
- * -EFAULT (@uaddr or @timeout not accessible, or @uaddr not writable),
- * -EDEADLK (the caller already owns it), -ETIMEDOUT.
+ * the word unchanged but for a waiters bit that no queued waiter needs
+ * any more: -EINVAL (empty entry set, unknown @flags, a word not 32-bit
+ * aligned or not an AST word, a bad @clockid or timespec), -EFAULT
+ * (@uaddr or @timeout not accessible, or @uaddr not writable, also where
+ * the call would not write it), -EDEADLK (the caller already owns it),
+ * -ETIMEDOUT.  A caller with a fatal signal pending never returns owning
+ * the mutex: one it took or was handed is passed on as its unlock would.
  */
 SYSCALL_DEFINE6(ast_mutex_lock, u32 __user *, uaddr, u32, mask_lo,
 		u32, mask_hi, unsigned int, flags,
