@@ -157,8 +157,13 @@ static void flush(struct worker *w)
 	__atomic_fetch_add(&sh->locked, w->locked, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&sh->timeouts, w->timeouts, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&sh->faults, w->faults, __ATOMIC_RELAXED);
-	w->lock_calls = w->unlock_calls = w->futex_calls = w->other_ops = 0;
-	w->locked = w->timeouts = w->faults = 0;
+	w->lock_calls = 0;
+	w->unlock_calls = 0;
+	w->futex_calls = 0;
+	w->other_ops = 0;
+	w->locked = 0;
+	w->timeouts = 0;
+	w->faults = 0;
 }
 
 static __u32 *pick_word(struct worker *w, bool *kernel_only)
@@ -319,7 +324,7 @@ static void futex_op(struct worker *w, __u32 tid)
 		break;
 	case 5:
 		syscall(SYS_futex, a, FUTEX_CMP_REQUEUE_PI | priv, 1,
-			(unsigned long)1, b, *a);
+			1UL, b, *a);
 		break;
 	case 6:
 		clock_gettime(CLOCK_REALTIME, &abs);
@@ -551,9 +556,10 @@ static int victim_round(__u64 *rnd, __u32 me)
 	return r == 1;
 }
 
-static void usage(void)
+static void bad_args(void)
 {
-	fprintf(stderr, "usage: ast_fuzz [-s seed] [-d seconds] [-p procs] [-t threads]\n");
+	fprintf(stderr, "usage: %s [-s seed] [-d seconds] [-p procs] [-t threads]\n",
+		"ast_fuzz");
 	exit(KSFT_FAIL);
 }
 
@@ -582,12 +588,12 @@ int main(int argc, char **argv)
 			nthreads = atoi(optarg);
 			break;
 		default:
-			usage();
+			bad_args();
 		}
 	}
 	if (nprocs < 1 || nprocs > MAX_PROCS || nthreads < 1 ||
 	    nthreads > MAX_THREADS || seconds < 1)
-		usage();
+		bad_args();
 
 	ksft_print_header();
 	ksft_print_msg("seed=%lu duration=%d s processes=%d threads=%d (replay: ast_fuzz -s %lu)\n",
@@ -680,11 +686,14 @@ out:
 		}
 	}
 
-	ksft_print_msg("calls: %lu lock, %lu unlock, %lu futex, %lu other; %lu locked, %lu timed out, %lu faulted\n",
+	ksft_print_msg("calls: %lu lock, %lu unlock, %lu futex, %lu other;",
 		       sh->lock_calls, sh->unlock_calls, sh->futex_calls,
-		       sh->other_ops, sh->locked, sh->timeouts, sh->faults);
-	ksft_print_msg("storms: %lu SIGKILL, %lu SIGSTOP; %lu victims killed in ast_mutex_lock, %lu of them chosen by the unlock\n",
-		       kills, stops, victims, handed);
+		       sh->other_ops);
+	printf(" %lu locked, %lu timed out, %lu faulted\n", sh->locked,
+	       sh->timeouts, sh->faults);
+	ksft_print_msg("storms: %lu SIGKILL, %lu SIGSTOP;", kills, stops);
+	printf(" %lu waiters killed in ast_mutex_lock, %lu chosen by the unlock\n",
+	       victims, handed);
 	if (sh->bad)
 		ksft_print_msg("%lu bad returns, the first: %s\n", sh->bad,
 			       sh->bad_msg);

@@ -856,7 +856,6 @@ FIXTURE_TEARDOWN(stress)
 {
 }
 
-
 /*
  * A waiter SIGKILLed while queued never ends up owning the mutex: the
  * unlocker runs SCHED_FIFO on the one CPU that the waiters may use, so a
@@ -1385,7 +1384,6 @@ TEST_F_TIMEOUT(stress, unlock_retry_reschedules, 300)
 	       u.st.max_late_us);
 	EXPECT_LT(u.st.max_late_us, 100000);
 }
-
 
 /* --------------------------------------------------------------- stress */
 
