@@ -1116,8 +1116,7 @@ def bench_table(results):
 			  'per ms as this baseline with the same threads, buffer and CPUs '
 			  '(ast_speedup; above 1 ast is faster); "cpu M.MMx": this baseline '
 			  'spent M.MM times as much CPU time (user + system) per item as ast '
-			  '(ast_cpu_speedup), which host load does not distort the way it '
-			  'distorts items/ms under TCG.']
+			  '(ast_cpu_speedup).']
 	return '\n'.join(lines)
 
 

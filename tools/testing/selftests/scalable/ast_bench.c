@@ -30,9 +30,12 @@
  * spinning (user time) and from kernel work; the baselines also carry
  * ast_cpu_speedup= (their CPU time per item, user and system, over
  * ast's).  When the threads keep every CPU busy, items/ms is the CPUs'
- * time over the CPU time per item, and under emulation (TCG) on a busy
- * host the CPU time a vCPU gets varies from run to run while the CPU
- * time per item does not: compare ast_cpu_speedup there.  The process is
+ * time over the CPU time per item, so the two ratios agree, and the
+ * per-item times say where the time goes (user-space polling, kernel
+ * work); under emulation (TCG) time a host takes from a vCPU is
+ * accounted to the guest task that was running, so only the context
+ * switches per item are counts that host load cannot inflate.  The
+ * process is
  * restricted to the first N CPUs of its affinity mask with
  * sched_setaffinity() for each CPU count.  Each run also checks that
  * every item produced was consumed exactly once, or is still in the
