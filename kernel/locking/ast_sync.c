@@ -58,6 +58,7 @@
 #include <linux/pid_namespace.h>
 #include <linux/plist.h>
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/wake_q.h>
 #include <linux/syscalls.h>
@@ -218,6 +219,28 @@ bool ast_handoff_policy(unsigned int flags, bool heir, bool on_cpu)
 }
 
 /**
+ * ast_spin_budget_ns() - how long the heir may poll a running owner
+ * @cpus: the number of online CPUs
+ *
+ * A user-space owner can compute for as long as it likes with its lock
+ * held; polling it all that time would burn the heir's CPU in the kernel.
+ * So the polling is bounded in time, as rwsem_rspin_threshold() bounds
+ * optimistic spinning on a reader-owned rwsem, whose owners cannot be
+ * watched either: 25 us plus 2 us per CPU, at most 300 us.  A mutex's
+ * spinners stop when the owner stops running (owner_on_cpu(), which also
+ * covers a preempted vCPU) or need_resched() is set; the heir does too.
+ *
+ * Context: any.
+ * Return: the polling budget in nanoseconds.
+ */
+u64 ast_spin_budget_ns(unsigned int cpus)
+{
+	u64 us = AST_SPIN_BASE_US + (u64)AST_SPIN_PER_CPU_US * cpus;
+
+	return min_t(u64, us, AST_SPIN_MAX_US) * NSEC_PER_USEC;
+}
+
+/**
  * ast_queue_prio() - the futex plist priority an AST waiter queues with
  * @normal_prio: the waiter's normal_prio
  * @lost: how often the waiter was woken to compete and lost
@@ -314,20 +337,27 @@ static int ast_fault(u32 __user *uaddr, int err)
 }
 
 /*
- * A waiter that set AST_MUTEX_WAITERS leaves without the lock (timeout,
- * signal): if no AST waiter is left on the word, clear the bit again, so
- * that an error leaves the word as the waiter found it.  Best effort: a
- * stale bit only sends one unlock through the kernel.
+ * A waiter leaves without the lock (timeout, signal): if no AST waiter is
+ * left on the word, clear AST_MUTEX_WAITERS, whichever waiter set it, so
+ * that the bit does not outlive the waiters (a stale bit reads as a
+ * queued waiter to whoever watches the word).  The key is computed from
+ * the word again: a stray FUTEX_CMP_REQUEUE may have moved the waiter's
+ * futex_q to another word, and the waiters that count are the word's.
+ * Best effort: a stale bit only sends one unlock through the kernel.
  */
-static void ast_drop_waiters_bit(u32 __user *uaddr, union futex_key *key)
+static void ast_drop_waiters_bit(u32 __user *uaddr, unsigned int fflags)
 {
-	struct futex_hash_bucket *hb = futex_hash(key);
+	union futex_key key = FUTEX_KEY_INIT;
+	struct futex_hash_bucket *hb;
 	u32 uval, cur;
 	bool others;
 	int tries;
 
+	if (get_futex_key(uaddr, fflags, &key, FUTEX_READ))
+		return;
+	hb = futex_hash(&key);
 	spin_lock(&hb->lock);
-	ast_select_waiter(&hb->chain, key, -1, &others);
+	ast_select_waiter(&hb->chain, &key, -1, &others);
 	for (tries = 0; !others && tries < 8; tries++) {
 		if (futex_get_value_locked(&uval, uaddr) ||
 		    !(uval & AST_MUTEX_WAITERS))
@@ -345,14 +375,16 @@ static void ast_drop_waiters_bit(u32 __user *uaddr, union futex_key *key)
  * that the unlock that hands it the lock finds it on a CPU (as the first
  * waiter of a struct mutex spins with MUTEX_FLAG_HANDOFF set).  It stops
  * when it is dequeued (handed the lock, or woken), when the owner is not
- * running or the word is free, when it should give up the CPU, or on a
- * signal or timeout; the caller then sleeps if it is still queued.  Called
- * in TASK_INTERRUPTIBLE, queued, without the bucket lock; the word is read
+ * running or the word is free, when it should give up the CPU, on a
+ * signal or timeout, or when its budget (ast_spin_budget_ns()) is spent;
+ * the caller then sleeps if it is still queued.  Called in
+ * TASK_INTERRUPTIBLE, queued, without the bucket lock; the word is read
  * with page faults disabled, and a fault ends the polling.
  */
 static void ast_spin_on_owner(u32 __user *uaddr, struct ast_waiter *w,
 			      struct hrtimer_sleeper *to)
 {
+	u64 end = local_clock() + ast_spin_budget_ns(num_online_cpus());
 	struct task_struct *owner = NULL;
 	pid_t tid = 0;
 	u32 uval;
@@ -360,7 +392,7 @@ static void ast_spin_on_owner(u32 __user *uaddr, struct ast_waiter *w,
 	rcu_read_lock();
 	while (READ_ONCE(w->q.lock_ptr)) {
 		if (need_resched() || signal_pending(current) ||
-		    (to && !READ_ONCE(to->task)))
+		    (to && !READ_ONCE(to->task)) || local_clock() > end)
 			break;
 		if (futex_get_value_locked(&uval, uaddr) ||
 		    ast_word_is_free(uval) || !(uval & AST_MUTEX_TID_MASK))
@@ -409,13 +441,17 @@ static void ast_wait_queue(struct futex_hash_bucket *hb, struct ast_waiter *w,
 	__set_current_state(TASK_RUNNING);
 }
 
+/*
+ * The lock; *@policy is set to the unlock policy of the unlock that
+ * handed the lock over or woke the caller to compete for it (0 if none).
+ */
 static int ast_lock(u32 __user *uaddr, u64 mask, unsigned int flags,
-		    struct hrtimer_sleeper *to)
+		    struct hrtimer_sleeper *to, unsigned int *policy)
 {
 	unsigned int fflags = ast_futex_flags(flags);
 	pid_t tid = task_pid_vnr(current);
 	struct futex_hash_bucket *hb;
-	bool others, died, woken = false, set_waiters = false;
+	bool others, died, woken = false;
 	struct ast_waiter w;
 	u32 uval, cur;
 	int ret;
@@ -427,7 +463,9 @@ static int ast_lock(u32 __user *uaddr, u64 mask, unsigned int flags,
 	w.handoff = AST_NO_HANDOFF;
 	w.lost = 0;
 	w.lost_at = 0;
+	w.policy = 0;
 	w.heir = false;
+	*policy = 0;
 retry:
 	/* A stray FUTEX_CMP_REQUEUE may have moved us: hash afresh. */
 	w.q.key = FUTEX_KEY_INIT;
@@ -459,21 +497,30 @@ retry:
 			goto fault;
 		futex_q_unlock(hb);
 		if (cur != uval)
-			goto retry;
+			goto changed;
 		return died ? -EOWNERDEAD : ast_word_state(uval);
 	}
 
-	/* Locked, or free in a state outside the set: queue and sleep. */
-	if (!(uval & AST_MUTEX_WAITERS)) {
-		ret = futex_cmpxchg_value_locked(&cur, uaddr, uval,
-						 uval | AST_MUTEX_WAITERS);
-		if (ret)
-			goto fault;
-		if (cur != uval) {
-			futex_q_unlock(hb);
-			goto retry;
-		}
-		set_waiters = true;
+	/*
+	 * Locked, or free in a state outside the set: queue and sleep.  The
+	 * waiters bit is set, or was already; then the same compare-and-swap
+	 * writes nothing but proves the word writable, as the documentation
+	 * promises (-EFAULT), where a private key never looked.  With the
+	 * bit set before and after, a change is harmless: user space cannot
+	 * free a word with the bit set, only the unlock in the kernel can,
+	 * under the bucket lock, and it will find this waiter queued.
+	 * Retrying then would only make the waiters fight for the bucket
+	 * lock while user space takes the word (1000 threads: twice the
+	 * system time per item, and one run in two collapsed).
+	 */
+	ret = futex_cmpxchg_value_locked(&cur, uaddr, uval,
+					 uval | AST_MUTEX_WAITERS);
+	if (ret)
+		goto fault;
+	if (cur != uval &&
+	    !(uval & cur & AST_MUTEX_WAITERS)) {
+		futex_q_unlock(hb);
+		goto changed;
 	}
 	/* Woken to compete (or by a robust death wake) and lost. */
 	if (woken) {
@@ -496,6 +543,7 @@ retry:
 		 */
 		smp_rmb();
 		ret = READ_ONCE(w.handoff);
+		*policy = READ_ONCE(w.policy);
 		if (ret != AST_NO_HANDOFF)
 			return ret;
 		/*
@@ -513,9 +561,17 @@ retry:
 		ret = -ERESTARTNOINTR;
 	else
 		goto retry;	/* spurious wake-up */
-	if (set_waiters)
-		ast_drop_waiters_bit(uaddr, &w.q.key);
+	ast_drop_waiters_bit(uaddr, fflags);
 	return ret;
+
+changed:
+	/*
+	 * Only user space can have changed the word under the bucket lock:
+	 * look again, but let others run (futex_lock_pi() on -EAGAIN), as
+	 * a writer on another CPU can make every compare-and-swap fail.
+	 */
+	cond_resched();
+	goto retry;
 
 fault:
 	futex_q_unlock(hb);
@@ -578,9 +634,11 @@ retry:
 	if (cur != uval) {
 		/* Only user space can have changed it: look again. */
 		spin_unlock(&hb->lock);
+		cond_resched();
 		goto retry;
 	}
 	if (w) {
+		w->policy = flags & (AST_MUTEX_HANDOFF | AST_MUTEX_WAKE_ONLY);
 		/* Direct hand-off: the word already names the new owner. */
 		if (handoff)
 			w->handoff = state;
@@ -597,6 +655,62 @@ fault:
 	if (ret)
 		return ret;
 	goto retry;
+}
+
+/*
+ * The caller owns a word whose owner died (-EOWNERDEAD) and is dying
+ * itself: give the word back in the dead-owner state, and wake the first
+ * AST waiter, which takes it with -EOWNERDEAD, as handle_futex_death()
+ * would have.  Best effort: a fault leaves the word with the caller, as
+ * its own death would.
+ */
+static void ast_pass_on_died(u32 __user *uaddr, unsigned int flags)
+{
+	union futex_key key = FUTEX_KEY_INIT;
+	pid_t tid = task_pid_vnr(current);
+	struct ast_waiter *w = NULL;
+	struct futex_hash_bucket *hb;
+	DEFINE_WAKE_Q(wake_q);
+	struct futex_q *q;
+	u32 uval, cur;
+
+	if (get_futex_key(uaddr, ast_futex_flags(flags), &key, FUTEX_WRITE))
+		return;
+	hb = futex_hash(&key);
+	spin_lock(&hb->lock);
+	plist_for_each_entry(q, &hb->chain, list) {
+		if (futex_match(&q->key, &key) && ast_is_waiter(q)) {
+			w = container_of(q, struct ast_waiter, q);
+			break;
+		}
+	}
+	if (!futex_get_value_locked(&uval, uaddr) &&
+	    (uval & AST_MUTEX_TID_MASK) == tid &&
+	    !futex_cmpxchg_value_locked(&cur, uaddr, uval,
+					AST_MUTEX_OWNER_DIED |
+					(w ? AST_MUTEX_WAITERS : 0)) &&
+	    cur == uval && w)
+		futex_wake_mark(&wake_q, &w->q);
+	spin_unlock(&hb->lock);
+	wake_up_q(&wake_q);
+}
+
+/*
+ * The lock was taken, or handed over, while the caller has a fatal signal
+ * pending: it dies on the way back to user space and would die owning the
+ * mutex, locked forever unless it is robust.  A waiter woken by SIGKILL is
+ * on a CPU, so the adaptive unlock even prefers it.  Pass the lock on as
+ * an unlock by the caller would, into the state it was entered in and
+ * with the policy of the unlock that handed it over; a futex-based mutex
+ * never loses the lock this way either.
+ */
+static void ast_pass_on(u32 __user *uaddr, int state, unsigned int flags,
+			unsigned int policy)
+{
+	if (state == -EOWNERDEAD)
+		ast_pass_on_died(uaddr, flags);
+	else
+		ast_unlock(uaddr, state, (flags & AST_MUTEX_PRIVATE) | policy);
 }
 
 static int ast_setup_timeout(struct __kernel_timespec __user *utime,
@@ -653,10 +767,13 @@ static int ast_setup_timeout(struct __kernel_timespec __user *utime,
  * entered in; the caller owns it.  -EOWNERDEAD: the caller owns it, but
  * the previous owner died holding it (robust list) and the state is lost;
  * it must unlock into a state that it has made true.  Errors, which leave
- * the word unchanged: -EINVAL (empty entry set, unknown @flags, a word
- * not 32-bit aligned or not an AST word, a bad @clockid or timespec),
- * -EFAULT (@uaddr or @timeout not accessible, or @uaddr not writable),
- * -EDEADLK (the caller already owns it), -ETIMEDOUT.
+ * the word unchanged but for a waiters bit that no queued waiter needs
+ * any more: -EINVAL (empty entry set, unknown @flags, a word not 32-bit
+ * aligned or not an AST word, a bad @clockid or timespec), -EFAULT
+ * (@uaddr or @timeout not accessible, or @uaddr not writable, also where
+ * the call would not write it), -EDEADLK (the caller already owns it),
+ * -ETIMEDOUT.  A caller with a fatal signal pending never returns owning
+ * the mutex: one it took or was handed is passed on as its unlock would.
  */
 SYSCALL_DEFINE6(ast_mutex_lock, u32 __user *, uaddr, u32, mask_lo,
 		u32, mask_hi, unsigned int, flags,
@@ -664,6 +781,7 @@ SYSCALL_DEFINE6(ast_mutex_lock, u32 __user *, uaddr, u32, mask_lo,
 {
 	u64 state_mask = ((u64)mask_hi << 32) | mask_lo;
 	struct hrtimer_sleeper to, *tp = NULL;
+	unsigned int policy;
 	int ret;
 
 	ret = ast_check_lock_args((unsigned long)uaddr, state_mask, flags);
@@ -676,11 +794,15 @@ SYSCALL_DEFINE6(ast_mutex_lock, u32 __user *, uaddr, u32, mask_lo,
 		tp = &to;
 	}
 
-	ret = ast_lock(uaddr, state_mask, flags, tp);
+	ret = ast_lock(uaddr, state_mask, flags, tp, &policy);
 
 	if (tp) {
 		hrtimer_cancel(&tp->timer);
 		destroy_hrtimer_on_stack(&tp->timer);
+	}
+	if ((ret >= 0 || ret == -EOWNERDEAD) && fatal_signal_pending(current)) {
+		ast_pass_on(uaddr, ret, flags, policy);
+		ret = -EINTR;	/* never seen: the caller dies */
 	}
 	return ret;
 }

@@ -30,6 +30,10 @@
  *	word's hand-off claim: the adaptive unlock hands the lock to it even
  *	while it sleeps, and it polls the owner instead of sleeping while
  *	the owner runs; at most one waiter per word holds the claim
+ * @policy: the unlock policy (AST_MUTEX_HANDOFF, AST_MUTEX_WAKE_ONLY or
+ *	0) of the unlock that handed the lock over or woke the waiter;
+ *	written with @handoff.  A waiter that is dying passes the lock on
+ *	with it.
  *
  * @lost, @lost_at and @heir are written by the waiter before it queues
  * again and read by the unlocker, both under the bucket lock.
@@ -40,6 +44,7 @@ struct ast_waiter {
 	int handoff;
 	unsigned int lost;
 	unsigned long lost_at;
+	unsigned int policy;
 	bool heir;
 };
 
@@ -50,6 +55,17 @@ struct ast_waiter {
  */
 #define AST_HANDOFF_LOSSES	8
 #define AST_HANDOFF_TIMEOUT	(msecs_to_jiffies(4) ?: 1)
+
+/*
+ * The heir polls a running owner for at most 25 us plus 2 us per online
+ * CPU, and never more than 300 us: the bound of rwsem's optimistic
+ * spinning on a reader-owned rwsem (rwsem_rspin_threshold()), whose
+ * owners, like a user-space owner, can neither be watched for the end of
+ * their critical section nor be trusted to keep it short.
+ */
+#define AST_SPIN_BASE_US	25
+#define AST_SPIN_PER_CPU_US	2
+#define AST_SPIN_MAX_US		300
 
 /*
  * The plist priorities of non-real-time AST waiters, all after every
@@ -104,6 +120,7 @@ struct ast_waiter *ast_select_waiter(struct plist_head *chain,
 bool ast_word_has_heir(struct plist_head *chain, union futex_key *key);
 bool ast_waiter_starved(const struct ast_waiter *w, unsigned long now);
 bool ast_handoff_policy(unsigned int flags, bool heir, bool on_cpu);
+u64 ast_spin_budget_ns(unsigned int cpus);
 int ast_queue_prio(int normal_prio, unsigned int lost, bool heir);
 int ast_check_lock_args(unsigned long uaddr, u64 mask, unsigned int flags);
 int ast_check_unlock_args(unsigned long uaddr, unsigned int state,

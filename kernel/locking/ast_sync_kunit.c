@@ -398,6 +398,19 @@ static void ast_test_heir(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, others);
 }
 
+/* The heir's polling budget: rwsem_rspin_threshold()'s 25 us + 2 us/CPU. */
+static void ast_test_spin_budget(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, ast_spin_budget_ns(1), 27 * NSEC_PER_USEC);
+	KUNIT_EXPECT_EQ(test, ast_spin_budget_ns(2), 29 * NSEC_PER_USEC);
+	KUNIT_EXPECT_EQ(test, ast_spin_budget_ns(64), 153 * NSEC_PER_USEC);
+	KUNIT_EXPECT_EQ(test, ast_spin_budget_ns(137), 299 * NSEC_PER_USEC);
+	KUNIT_EXPECT_EQ(test, ast_spin_budget_ns(138), 300 * NSEC_PER_USEC);
+	KUNIT_EXPECT_EQ(test, ast_spin_budget_ns(8192), 300 * NSEC_PER_USEC);
+	KUNIT_EXPECT_EQ(test, ast_spin_budget_ns(UINT_MAX),
+			300 * NSEC_PER_USEC);
+}
+
 static struct kunit_case ast_sync_test_cases[] = {
 	KUNIT_CASE(ast_test_word),
 	KUNIT_CASE(ast_test_args),
@@ -408,6 +421,7 @@ static struct kunit_case ast_sync_test_cases[] = {
 	KUNIT_CASE(ast_test_heir),
 	KUNIT_CASE(ast_test_policy),
 	KUNIT_CASE(ast_test_queue_prio),
+	KUNIT_CASE(ast_test_spin_budget),
 	{}
 };
 

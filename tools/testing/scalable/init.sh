@@ -19,6 +19,11 @@
 #   scalable_own     0: skip the series' own kselftests (diagnostic boots,
 #                    e.g. the upstream ones with dcache_oplog=off)
 #   scalable_upstream  comma list: run only these upstream collections
+#                    (none: no upstream collection)
+#   scalable_tests   comma list: run only these of the series' own
+#                    kselftests (diagnostic boots, e.g. ast_mutex_test)
+#   scalable_ast_bench  ast_bench arguments, '_' for spaces (diagnostic
+#                    boots, e.g. -t_100,1000_-b_100_-c_2)
 
 PATH=/bin:/sbin:/usr/bin:/usr/sbin
 export PATH
@@ -74,7 +79,7 @@ esac
 [ -n "$scalable_cpus" ] && bargs="$bargs -c $scalable_cpus"
 
 for t in stat_bench fork_bench fork_truncate inotify_bench ast_bench qdo_latency \
-	 oplog_list_bench; do
+	 oplog_list_bench cacheline_bench; do
 	v=KSELFTEST_$(echo "$t" | tr a-z A-Z)_ARGS
 	export "$v=$bargs"
 done
@@ -85,6 +90,10 @@ if [ "${scalable_mode:-test}" = full ]; then
 	KSELFTEST_AST_BENCH_ARGS="-w 200 -m 1000 -r 2"
 	[ -n "$scalable_cpus" ] &&
 		KSELFTEST_AST_BENCH_ARGS="$KSELFTEST_AST_BENCH_ARGS -c $scalable_cpus"
+	export KSELFTEST_AST_BENCH_ARGS
+fi
+if [ -n "$scalable_ast_bench" ]; then
+	KSELFTEST_AST_BENCH_ARGS=$(echo "$scalable_ast_bench" | tr _ ' ')
 	export KSELFTEST_AST_BENCH_ARGS
 fi
 
@@ -141,14 +150,24 @@ fi
 # OpLog switch and must leave it as they found it.  The host checks the
 # switch below and that the OpLog counted references during the upstream
 # tests.  Each run prints its own TAP plan per collection.
-if [ -n "$scalable_upstream" ]; then
+if [ "$scalable_upstream" = none ]; then
+	upstream=""
+elif [ -n "$scalable_upstream" ]; then
 	upstream=$(echo "$scalable_upstream" | tr , ' ')
 else
 	upstream=$(cut -d: -f1 kselftest-list.txt | sort -u | grep -vx scalable)
 fi
 say "dcache_oplog at start: $(dcache_oplog_state)"
 if [ "${scalable_own:-1}" = 1 ] && grep -q '^scalable:' kselftest-list.txt; then
-	./run_kselftest.sh -o "$tmo" -c scalable > "$out" 2>&1
+	own="-c scalable"
+	if [ -n "$scalable_tests" ]; then
+		own=""
+		for t in $(echo "$scalable_tests" | tr , ' '); do
+			own="$own -t scalable:$t"
+		done
+	fi
+	# shellcheck disable=SC2086
+	./run_kselftest.sh -o "$tmo" $own > "$out" 2>&1
 	say "kselftest scalable rc=$?"
 fi
 if [ -n "$upstream" ]; then

@@ -19,7 +19,12 @@ def num(v):
 
 
 def bench_table(results):
-	"""Markdown table: one row per (bench, mode), one column per CPU count."""
+	"""Markdown table: one row per (bench, mode), one column per CPU count.
+
+	A result with ast_speedup (ast_bench's baselines) also shows in its cell
+	how much faster the default ast_mutex was than it in the same cell, so
+	that every pairing can be read off the table, not only 2/1 scaling.
+	"""
 	cpus = sorted({r['cpus'] for r in results if isinstance(r.get('cpus'), int)})
 	rows = {}
 	for r in results:
@@ -39,12 +44,23 @@ def bench_table(results):
 			elif r.get('status') == 'fail':
 				cells.append('FAILED')
 			else:
-				cells.append('%s ±%s (%s)' % (num(r['ops_per_ms']), num(r.get('stddev', 0)),
-							     num(r['ops_per_ms'] / c)))
+				cell = '%s ±%s (%s)' % (num(r['ops_per_ms']), num(r.get('stddev', 0)),
+							num(r['ops_per_ms'] / c))
+				if isinstance(r.get('ast_speedup'), (int, float)):
+					cell += ' ast %.2fx' % r['ast_speedup']
+					if isinstance(r.get('ast_cpu_speedup'), (int, float)):
+						cell += ' (cpu %.2fx)' % r['ast_cpu_speedup']
+				cells.append(cell)
 		one, top = byc.get(cpus[0]), byc.get(cpus[-1])
 		scale = '%.2fx' % (top['ops_per_ms'] / one['ops_per_ms']) \
 			if one and top and one['ops_per_ms'] > 0 and cpus[0] == 1 else '-'
 		lines.append('| %s | %s | %s | %s |' % (bench, mode, ' | '.join(cells), scale))
+	if any('ast_speedup' in r for r in results):
+		lines += ['', '"ast N.NNx": the default ast_mutex moved N.NN times as many items '
+			  'per ms as this baseline with the same threads, buffer and CPUs '
+			  '(ast_speedup; above 1 ast is faster); "cpu M.MMx": this baseline '
+			  'spent M.MM times as much CPU time (user + system) per item as ast '
+			  '(ast_cpu_speedup).']
 	return '\n'.join(lines)
 
 

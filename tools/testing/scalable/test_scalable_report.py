@@ -69,6 +69,19 @@ class TableTest(unittest.TestCase):
 		self.assertIn('| stat_bench | same | 100 ±1.25 (50.2) | 150 ±2 (37.5) | - |', t)
 
 
+	def test_table_ast_speedup(self):
+		t = R.bench_table([
+			{'bench': 'ast_bench', 'mode': 'ast-t100-b100', 'cpus': 2,
+			 'ops_per_ms': 1965.0, 'runs': 2, 'stddev': 443.0},
+			{'bench': 'ast_bench', 'mode': 'cv-bcast-t100-b100', 'cpus': 2,
+			 'ops_per_ms': 713.0, 'runs': 2, 'stddev': 5.0, 'ast_speedup': 2.756,
+			 'ast_cpu_speedup': 3.1}])
+		self.assertIn('| ast_bench | cv-bcast-t100-b100 | 713 ±5 (356) ast 2.76x (cpu 3.10x) | - |',
+			      t)
+		self.assertIn('| ast_bench | ast-t100-b100 | 1965 ±443 (982) | - |', t)
+		self.assertIn('ast_speedup', t)
+
+
 class ReportTest(unittest.TestCase):
 	REPORT = {'title': 'T', 'base': '6.12.117', 'host_cpus': 2,
 		  'date': '2025-01-01T00:00:00+0000', 'boots': [SUMMARY]}
