@@ -33,12 +33,22 @@
  * folds the logs first (fast_dput()), so d_lockref.count is never lower
  * than the number of pins outside d_lock.
  *
+ * Which filesystems: only those whose superblock opts in with
+ * %SB_I_DCACHE_OPLOG (tmpfs and ramfs, hence rootfs), because a filesystem
+ * that reads d_count() or d_lockref.count would read a count that misses
+ * the per-CPU parts.  An opt-in cannot miss a filesystem: one that is not
+ * reviewed is never eligible.  autofs, for one, reads d_count() in
+ * autofs_tree_busy() on directories that carry no managed flag, which a
+ * rule based on d_flags let through.  "make check" runs a coccinelle
+ * script (tools/testing/scalable/cocci/dcount_readers.cocci) that finds
+ * every reader of d_count() and d_lockref.count in the tree and fails on
+ * one that is not in its reviewed list, so that a new reader in an
+ * opted-in filesystem or in the VFS cannot slip in.
+ *
  * Hashed positive dentries only.  ->attach refuses a dead, unhashed,
- * negative or root dentry, one marked not to be cached, and one whose
- * filesystem reads d_count() itself (the d_op flags in
- * %DCACHE_OPLOG_NEVER: the d_count() users of 6.12 are network, stacking
- * and automount filesystems, all of which revalidate or automount, and
- * nilfs2, which looks at its root only).  As ___d_drop() flushes, an
+ * negative or root dentry, one marked not to be cached, and one that
+ * revalidates, automounts or is still being looked up (the d_flags in
+ * %DCACHE_OPLOG_NEVER), whatever its filesystem.  As ___d_drop() flushes, an
  * unhashed dentry never has a log, so a dentry whose last reference goes
  * away in ->detach (when another dentry evicts it from a log cache, or
  * OpLog's shrinker or CPU hotplug detaches it, with locks held that forbid
@@ -77,8 +87,8 @@
  * points, which do not depend on the switch.
  */
 
-#include <linux/atomic.h>
 #include <linux/debugfs.h>
+#include <linux/fs.h>
 #include <linux/init.h>
 #include <linux/kernel.h>
 #include <linux/mutex.h>
@@ -100,34 +110,16 @@ DEFINE_STATIC_KEY_FALSE(dcache_oplog_key);
 static bool dcache_oplog_boot_on __initdata = true;
 static bool dcache_oplog_registered;
 static DEFINE_MUTEX(dcache_oplog_switch_lock);
-static atomic_long_t dcache_oplog_pinned = ATOMIC_LONG_INIT(0);
 
 static struct dentry *obj_dentry(struct oplog_obj *obj)
 {
 	return container_of(obj, struct dentry, d_oplog);
 }
 
-static void dcache_oplog_lock(struct oplog_obj *obj)
-	__acquires(&obj_dentry(obj)->d_lock)
+/* The object lock of a dentry's counter: d_lock, taken by OpLog. */
+static spinlock_t *dcache_oplog_lock(struct oplog_obj *obj)
 {
-	spin_lock(&obj_dentry(obj)->d_lock);
-}
-
-/*
- * spin_trylock() without its sparse context annotation: the lock is held
- * on a true return and released through ->unlock by OpLog, which sparse
- * cannot follow out of this function.  (OpLog excludes PREEMPT_RT, where
- * d_lock has no raw lock inside.)
- */
-static bool dcache_oplog_trylock(struct oplog_obj *obj)
-{
-	return _raw_spin_trylock(&obj_dentry(obj)->d_lock.rlock);
-}
-
-static void dcache_oplog_unlock(struct oplog_obj *obj)
-	__releases(&obj_dentry(obj)->d_lock)
-{
-	spin_unlock(&obj_dentry(obj)->d_lock);
+	return &obj_dentry(obj)->d_lock;
 }
 
 /*
@@ -147,7 +139,8 @@ static bool dcache_oplog_eligible(const struct dentry *dentry)
 {
 	unsigned int flags = READ_ONCE(dentry->d_flags);
 
-	return !(flags & DCACHE_OPLOG_NEVER) &&
+	return (dentry->d_sb->s_iflags & SB_I_DCACHE_OPLOG) &&
+	       !(flags & DCACHE_OPLOG_NEVER) &&
 	       (flags & DCACHE_ENTRY_TYPE) != DCACHE_MISS_TYPE &&
 	       !IS_ROOT(dentry);
 }
@@ -162,7 +155,6 @@ static bool dcache_oplog_attach(struct oplog_obj *obj)
 	    !dcache_oplog_eligible(dentry))
 		return false;
 	dentry->d_lockref.count++;
-	atomic_long_inc(&dcache_oplog_pinned);
 	return true;
 }
 
@@ -178,7 +170,6 @@ static void dcache_oplog_detach(struct oplog_obj *obj)
 	struct dentry *dentry = obj_dentry(obj);
 
 	lockdep_assert_held(&dentry->d_lock);
-	atomic_long_dec(&dcache_oplog_pinned);
 	if (WARN_ON_ONCE(dentry->d_lockref.count <= 0))
 		return;
 	if (!--dentry->d_lockref.count)
@@ -186,9 +177,7 @@ static void dcache_oplog_detach(struct oplog_obj *obj)
 }
 
 static const struct oplog_type_ops dcache_oplog_ops = {
-	.lock		= dcache_oplog_lock,
-	.trylock	= dcache_oplog_trylock,
-	.unlock		= dcache_oplog_unlock,
+	.obj_lock	= dcache_oplog_lock,
 	.fold		= dcache_oplog_fold,
 	.attach		= dcache_oplog_attach,
 	.detach		= dcache_oplog_detach,
@@ -305,9 +294,10 @@ static int dcache_oplog_enabled_set(void *data, u64 val)
 DEFINE_DEBUGFS_ATTRIBUTE(dcache_oplog_enabled_fops, dcache_oplog_enabled_get,
 			 dcache_oplog_enabled_set, "%llu\n");
 
+/* Pins held by per-CPU logs: one per log, summed over the CPUs now. */
 static int dcache_oplog_pinned_get(void *data, u64 *val)
 {
-	*val = atomic_long_read(&dcache_oplog_pinned);
+	*val = oplog_type_nr_logs(&dcache_oplog_type);
 	return 0;
 }
 DEFINE_DEBUGFS_ATTRIBUTE(dcache_oplog_pinned_fops, dcache_oplog_pinned_get,
