@@ -76,15 +76,22 @@
  * a threshold ("after N failed cmpxchg") would need per-dentry state and a
  * change to lib/lockref.c for no better bound.
  *
- * Memory: 8 bytes per dentry (struct oplog_obj, one word, at the end of
- * struct dentry so that the RCU-walk and d_lockref cache lines are
- * unchanged: 192 -> 200 bytes on x86-64), plus the counter log cache of
- * OpLog: %OPLOG_DEFAULT_SLOTS slots per CPU.
+ * Memory: none per dentry.  struct oplog_obj (one word) takes the last
+ * word of the inline name (DNAME_INLINE_LEN 40 -> 32 on x86-64), so that
+ * struct dentry stays at 192 bytes, three cache lines, and d_oplog shares
+ * the read-mostly line of d_op and d_sb, not that of d_lockref.  The cost:
+ * names of 32 to 39 bytes are allocated outside the dentry (an external
+ * name, kmalloc'ed, with a reference count).  Plus the counter log cache
+ * of OpLog: %OPLOG_DEFAULT_SLOTS slots per CPU.
  *
  * Switch: "dcache_oplog=on|off" on the command line (default on), and
- * /sys/kernel/debug/dcache_oplog/enabled at run time.  Off stops taking
- * new per-CPU references; logs that exist drain through the synchronize
- * points, which do not depend on the switch.
+ * /sys/kernel/debug/dcache_oplog/enabled at run time (dcache_oplog_switch()).
+ * Two static keys: dcache_oplog_key says whether new references go to the
+ * per-CPU counters, dcache_oplog_logged_key whether any log may exist.
+ * Turning the switch off clears the first, so that ->attach refuses every
+ * dentry, detaches every log of the type (oplog_type_drain()), then clears
+ * the second: from then on fast_dput() does not read d_oplog at all, and
+ * the stock dput() path is the 6.12 one.
  */
 
 #include <linux/debugfs.h>
@@ -106,6 +113,7 @@
 				 DCACHE_MANAGE_TRANSIT | DCACHE_PAR_LOOKUP)
 
 DEFINE_STATIC_KEY_FALSE(dcache_oplog_key);
+DEFINE_STATIC_KEY_FALSE(dcache_oplog_logged_key);
 
 static bool dcache_oplog_boot_on __initdata = true;
 static bool dcache_oplog_registered;
@@ -151,6 +159,9 @@ static bool dcache_oplog_attach(struct oplog_obj *obj)
 	struct dentry *dentry = obj_dentry(obj);
 
 	lockdep_assert_held(&dentry->d_lock);
+	/* Switched off: dcache_oplog_switch() is draining every log. */
+	if (!static_branch_unlikely(&dcache_oplog_key))
+		return false;
 	if (dentry->d_lockref.count < 0 || d_unhashed(dentry) ||
 	    !dcache_oplog_eligible(dentry))
 		return false;
@@ -273,23 +284,44 @@ static int dcache_oplog_enabled_get(void *data, u64 *val)
 	return 0;
 }
 
-/*
- * Turning the switch off is safe at any time: existing logs stay correct
- * and drain through the synchronize points, which run whatever the switch.
+/**
+ * dcache_oplog_switch() - turn the per-CPU dentry reference counts on or off
+ * @on: true to count new references per CPU, false for the stock path
+ *
+ * On: dcache_oplog_logged_key first (fast_dput() checks d_oplog), then
+ * dcache_oplog_key (references go to the per-CPU counters).  Off: the
+ * reverse, with every log detached in between: once dcache_oplog_key is
+ * off, ->attach refuses, synchronize_rcu() waits for the path walks that
+ * saw it on, and oplog_type_drain() folds and detaches every CPU's log,
+ * retrying the dentries whose d_lock was busy, so that no dentry has a
+ * per-CPU count when fast_dput() stops looking for one.
+ *
+ * Context: process context, sleeps; not with d_lock or i_rwsem held.
+ * Return: 0; -ENODEV if the OpLog type could not be registered at boot.
  */
+int dcache_oplog_switch(bool on)
+{
+	if (!dcache_oplog_registered)
+		return -ENODEV;
+	mutex_lock(&dcache_oplog_switch_lock);
+	if (on) {
+		static_branch_enable(&dcache_oplog_logged_key);
+		static_branch_enable(&dcache_oplog_key);
+	} else if (static_key_enabled(&dcache_oplog_logged_key)) {
+		static_branch_disable(&dcache_oplog_key);
+		synchronize_rcu();
+		oplog_type_drain(&dcache_oplog_type);
+		static_branch_disable(&dcache_oplog_logged_key);
+	}
+	mutex_unlock(&dcache_oplog_switch_lock);
+	return 0;
+}
+
 static int dcache_oplog_enabled_set(void *data, u64 val)
 {
 	if (val > 1)
 		return -EINVAL;
-	if (!dcache_oplog_registered)
-		return -ENODEV;
-	mutex_lock(&dcache_oplog_switch_lock);
-	if (val)
-		static_branch_enable(&dcache_oplog_key);
-	else
-		static_branch_disable(&dcache_oplog_key);
-	mutex_unlock(&dcache_oplog_switch_lock);
-	return 0;
+	return dcache_oplog_switch(val);
 }
 DEFINE_DEBUGFS_ATTRIBUTE(dcache_oplog_enabled_fops, dcache_oplog_enabled_get,
 			 dcache_oplog_enabled_set, "%llu\n");
@@ -308,13 +340,16 @@ static int __init dcache_oplog_init(void)
 	struct dentry *dir;
 	int err;
 
-	/* d_oplog stays off the RCU-walk and d_lockref cache lines. */
-	BUILD_BUG_ON(offsetof(struct dentry, d_oplog) <
-		     offsetof(struct dentry, d_u) + sizeof_field(struct dentry, d_u));
+	/* d_oplog is the last word of the inline name, before d_op. */
+	BUILD_BUG_ON(offsetof(struct dentry, d_oplog) !=
+		     offsetof(struct dentry, d_iname) + DNAME_INLINE_LEN);
+	BUILD_BUG_ON(offsetof(struct dentry, d_op) !=
+		     offsetof(struct dentry, d_oplog) + sizeof(struct oplog_obj));
 	if (IS_ENABLED(CONFIG_64BIT) && sizeof(spinlock_t) == 4) {
-		/* 6.12 x86-64 layout: 128 + 64 bytes, plus one word */
+		/* The 6.12 x86-64 layout: 128 + 64 bytes, d_oplog on line 1. */
+		BUILD_BUG_ON(offsetof(struct dentry, d_oplog) / 64 != 1);
 		BUILD_BUG_ON(offsetof(struct dentry, d_lockref) != 128);
-		BUILD_BUG_ON(sizeof(struct dentry) != 192 + sizeof(struct oplog_obj));
+		BUILD_BUG_ON(sizeof(struct dentry) != 192);
 	}
 
 	err = oplog_type_register(&dcache_oplog_type);
@@ -325,7 +360,7 @@ static int __init dcache_oplog_init(void)
 	}
 	dcache_oplog_registered = true;
 	if (dcache_oplog_boot_on)
-		static_branch_enable(&dcache_oplog_key);
+		dcache_oplog_switch(true);
 	pr_info("dcache_oplog: per-CPU dentry reference counts %s\n",
 		dcache_oplog_boot_on ? "on" : "off");
 

@@ -45,6 +45,7 @@
 #include <linux/cpufeature.h>
 #include <linux/cpuhotplug.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/export.h>
 #include <linux/hash.h>
 #include <linux/list_sort.h>
@@ -1075,6 +1076,35 @@ unsigned long oplog_type_nr_logs(struct oplog_type *type)
 	return n;
 }
 EXPORT_SYMBOL_GPL(oplog_type_nr_logs);
+
+/**
+ * oplog_type_drain() - detach every log of a type
+ * @type: a registered type
+ *
+ * Applies and detaches the logs of every CPU's cache, as CPU hotplug does
+ * for a dead CPU, and retries the objects whose lock was busy until no log
+ * is left.  The caller must make sure that no new log is attached
+ * meanwhile (its ->attach refuses), or this may not return; a user's
+ * switch that turns its OpLog path off uses it so that, afterwards, no
+ * object has a log at all (fs/dcache_oplog.c).
+ *
+ * Context: process context, sleeps; not with an object lock held.
+ */
+void oplog_type_drain(struct oplog_type *type)
+{
+	unsigned int cpu;
+
+	for (;;) {
+		mutex_lock(&oplog_types_lock);
+		for_each_possible_cpu(cpu)
+			oplog_evict_cpu(type, cpu, false, ULONG_MAX);
+		mutex_unlock(&oplog_types_lock);
+		if (!oplog_type_nr_logs(type))
+			return;
+		msleep(1);
+	}
+}
+EXPORT_SYMBOL_GPL(oplog_type_drain);
 
 /* ---- log caches: the clustered object ---- */
 

@@ -203,6 +203,7 @@ void oplog_flush_locked(struct oplog_type *type, struct oplog_obj *obj);
 void oplog_flush(struct oplog_type *type, struct oplog_obj *obj);
 
 unsigned long oplog_type_nr_logs(struct oplog_type *type);
+void oplog_type_drain(struct oplog_type *type);
 
 u64 oplog_clock(void);
 bool oplog_clock_is_tsc(void);

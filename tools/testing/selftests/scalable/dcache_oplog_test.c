@@ -11,7 +11,7 @@
  *     ENOENT, EEXIST, ENOTEMPTY and ENOTDIR/EISDIR (a name changed kind)
  *     are allowed.  Afterwards every name that stat() finds is listed by
  *     readdir() and the other way round, files have one link, and
- *     directories two.
+ *     directories two; and turning the switch off leaves no log.
  *  2. umount: every CPU stats many files (their dentries get per-CPU
  *     counts), then the tmpfs is unmounted; that must succeed, and the
  *     dentries must really go: the dentry count of /proc/sys/fs/dentry-state
@@ -251,7 +251,7 @@ static void test_race(int ncpu)
 {
 	pid_t pids[1024];
 	char p[300];
-	long until, t;
+	long until, t, off_logs;
 	int i, flips = 0;
 
 	snprintf(p, sizeof(p), "%s/r", root);
@@ -275,7 +275,15 @@ static void test_race(int ncpu)
 		ksft_test_result_fail("race: a racer failed\n");
 		return;
 	}
-	ksft_test_result(!check_names(), "race: %d CPUs, %d switch flips\n",
+	/* Off detaches every log: fast_dput() then ignores d_oplog. */
+	write_str(SWITCH, "0");
+	off_logs = read_long(LOGS);
+	write_str(SWITCH, "1");
+	if (off_logs)
+		ksft_print_msg("race: %ld logs left with the switch off\n",
+			       off_logs);
+	ksft_test_result(!check_names() && !off_logs,
+			 "race: %d CPUs, %d switch flips, no log when off\n",
 			 ncpu, flips);
 }
 
