@@ -576,8 +576,9 @@ EXPORT_SYMBOL_GPL(oplog_unlock);
  * calling ->detach once per log.  Afterwards no CPU holds a log of @obj
  * until the lock is dropped (attaching one needs it), so no oplog_queue()
  * or oplog_add() of @obj completes on any CPU while the caller holds the
- * lock, and the shared state is exact: the dentry counter's kill decision relies on this (the thesis's
- * "synchronize ... clears the bitmap", section 7).
+ * lock, and the shared state is exact: the dentry counter's kill decision
+ * relies on this (the thesis's "synchronize ... clears the bitmap",
+ * section 7).
  *
  * Context: the object lock held; see oplog_synchronize_locked().
  */
@@ -812,7 +813,7 @@ static enum oplog_miss oplog_install(struct oplog_type *type,
 	struct oplog_log *log;
 	unsigned int cpu, i;
 	LIST_HEAD(evicted);
-	spinlock_t *vlock;
+	spinlock_t *vlock;	/* the victim's object lock */
 	long vdelta = 0;
 	bool done;
 
@@ -996,7 +997,7 @@ static unsigned long oplog_evict_cpu(struct oplog_type *type, unsigned int cpu,
 	unsigned long done = 0;
 	struct oplog_log *log;
 	struct oplog_obj *obj;
-	spinlock_t *lock;
+	spinlock_t *lock;	/* @obj's object lock */
 	unsigned int i;
 	LIST_HEAD(batch);
 	long delta;
@@ -1101,7 +1102,7 @@ void oplog_type_drain(struct oplog_type *type)
 		mutex_unlock(&oplog_types_lock);
 		if (!oplog_type_nr_logs(type))
 			return;
-		msleep(1);
+		usleep_range(500, 1000);
 	}
 }
 EXPORT_SYMBOL_GPL(oplog_type_drain);
