@@ -980,6 +980,61 @@ int oplog_add(struct oplog_type *type, struct oplog_obj *obj, long delta)
 EXPORT_SYMBOL_GPL(oplog_add);
 
 /*
+ * The body of oplog_evict_cpu() for slot @i of @cpu's @cache: detach its
+ * log if it is idle (or @idle_only is false) and its object's lock can be
+ * had.  A function of its own, so that the trylock and its unlock are not
+ * in a loop (sparse cannot follow that).  Returns true if a log was
+ * detached.
+ */
+static bool oplog_evict_slot(struct oplog_type *type, struct oplog_cache *cache,
+			     unsigned int cpu, unsigned int i, bool idle_only)
+{
+	const struct oplog_type_ops *ops = type->ops;
+	struct oplog_log *log;
+	struct oplog_obj *obj;
+	spinlock_t *lock;	/* @obj's object lock */
+	LIST_HEAD(batch);
+	long delta = 0;
+	bool used;
+
+	raw_spin_lock(&cache->lock);
+	log = cache->slots[i];
+	if (!log) {
+		raw_spin_unlock(&cache->lock);
+		return false;
+	}
+	if (idle_only) {
+		raw_spin_lock(&log->lock);
+		used = log->referenced;
+		log->referenced = false;
+		raw_spin_unlock(&log->lock);
+		if (used) {
+			raw_spin_unlock(&cache->lock);
+			return false;
+		}
+	}
+	obj = log->obj;
+	lock = oplog_lock_of(type, obj);
+	if (!spin_trylock(lock)) {
+		raw_spin_unlock(&cache->lock);
+		return false;
+	}
+	raw_spin_unlock(&cache->lock);
+
+	log = oplog_collect(type, obj, cpu, U64_MAX, true, &batch, &delta);
+	if (log) {
+		if (oplog_exact_bits())
+			WRITE_ONCE(obj->cpus, obj->cpus & ~oplog_cpu_bit(cpu));
+		oplog_retire(log);
+		oplog_apply_evicted(type, obj, cpu, &batch, delta);
+		if (ops->detach)
+			ops->detach(obj);
+	}
+	spin_unlock(lock);
+	return log != NULL;
+}
+
+/*
  * Detach logs of @cpu's cache, scanning at most @scan slots from its clock
  * hand: every log (the CPU died), or those not used since the hand last
  * passed them (the shrinker's clock algorithm).  Each victim is trylocked
@@ -993,14 +1048,8 @@ static unsigned long oplog_evict_cpu(struct oplog_type *type, unsigned int cpu,
 				     bool idle_only, unsigned long scan)
 {
 	struct oplog_cache *cache = oplog_cache_of(type, cpu);
-	const struct oplog_type_ops *ops = type->ops;
 	unsigned long done = 0;
-	struct oplog_log *log;
-	struct oplog_obj *obj;
-	spinlock_t *lock;	/* @obj's object lock */
 	unsigned int i;
-	LIST_HEAD(batch);
-	long delta;
 
 	if (!cache)
 		return 0;
@@ -1008,46 +1057,7 @@ static unsigned long oplog_evict_cpu(struct oplog_type *type, unsigned int cpu,
 		cond_resched();
 		i = cache->hand;
 		cache->hand = (i + 1) & (type->nr_slots - 1);
-		raw_spin_lock(&cache->lock);
-		log = cache->slots[i];
-		if (!log) {
-			raw_spin_unlock(&cache->lock);
-			continue;
-		}
-		if (idle_only) {
-			bool used;
-
-			raw_spin_lock(&log->lock);
-			used = log->referenced;
-			log->referenced = false;
-			raw_spin_unlock(&log->lock);
-			if (used) {
-				raw_spin_unlock(&cache->lock);
-				continue;
-			}
-		}
-		obj = log->obj;
-		lock = oplog_lock_of(type, obj);
-		if (!spin_trylock(lock)) {
-			raw_spin_unlock(&cache->lock);
-			continue;
-		}
-		raw_spin_unlock(&cache->lock);
-
-		delta = 0;
-		log = oplog_collect(type, obj, cpu, U64_MAX, true, &batch,
-				    &delta);
-		if (log) {
-			if (oplog_exact_bits())
-				WRITE_ONCE(obj->cpus,
-					   obj->cpus & ~oplog_cpu_bit(cpu));
-			oplog_retire(log);
-			oplog_apply_evicted(type, obj, cpu, &batch, delta);
-			if (ops->detach)
-				ops->detach(obj);
-			done++;
-		}
-		spin_unlock(lock);
+		done += oplog_evict_slot(type, cache, cpu, i, idle_only);
 	}
 	return done;
 }
