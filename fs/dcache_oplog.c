@@ -33,12 +33,22 @@
  * folds the logs first (fast_dput()), so d_lockref.count is never lower
  * than the number of pins outside d_lock.
  *
+ * Which filesystems: only those whose superblock opts in with
+ * %SB_I_DCACHE_OPLOG (tmpfs and ramfs, hence rootfs), because a filesystem
+ * that reads d_count() or d_lockref.count would read a count that misses
+ * the per-CPU parts.  An opt-in cannot miss a filesystem: one that is not
+ * reviewed is never eligible.  autofs, for one, reads d_count() in
+ * autofs_tree_busy() on directories that carry no managed flag, which a
+ * rule based on d_flags let through.  "make check" runs a coccinelle
+ * script (tools/testing/scalable/cocci/dcount_readers.cocci) that finds
+ * every reader of d_count() and d_lockref.count in the tree and fails on
+ * one that is not in its reviewed list, so that a new reader in an
+ * opted-in filesystem or in the VFS cannot slip in.
+ *
  * Hashed positive dentries only.  ->attach refuses a dead, unhashed,
- * negative or root dentry, one marked not to be cached, and one whose
- * filesystem reads d_count() itself (the d_op flags in
- * %DCACHE_OPLOG_NEVER: the d_count() users of 6.12 are network, stacking
- * and automount filesystems, all of which revalidate or automount, and
- * nilfs2, which looks at its root only).  As ___d_drop() flushes, an
+ * negative or root dentry, one marked not to be cached, and one that
+ * revalidates, automounts or is still being looked up (the d_flags in
+ * %DCACHE_OPLOG_NEVER), whatever its filesystem.  As ___d_drop() flushes, an
  * unhashed dentry never has a log, so a dentry whose last reference goes
  * away in ->detach (when another dentry evicts it from a log cache, or
  * OpLog's shrinker or CPU hotplug detaches it, with locks held that forbid
@@ -66,19 +76,26 @@
  * a threshold ("after N failed cmpxchg") would need per-dentry state and a
  * change to lib/lockref.c for no better bound.
  *
- * Memory: 8 bytes per dentry (struct oplog_obj, one word, at the end of
- * struct dentry so that the RCU-walk and d_lockref cache lines are
- * unchanged: 192 -> 200 bytes on x86-64), plus the counter log cache of
- * OpLog: %OPLOG_DEFAULT_SLOTS slots per CPU.
+ * Memory: none per dentry.  struct oplog_obj (one word) takes the last
+ * word of the inline name (DNAME_INLINE_LEN 40 -> 32 on x86-64), so that
+ * struct dentry stays at 192 bytes, three cache lines, and d_oplog shares
+ * the read-mostly line of d_op and d_sb, not that of d_lockref.  The cost:
+ * names of 32 to 39 bytes are allocated outside the dentry (an external
+ * name, kmalloc'ed, with a reference count).  Plus the counter log cache
+ * of OpLog: %OPLOG_DEFAULT_SLOTS slots per CPU.
  *
  * Switch: "dcache_oplog=on|off" on the command line (default on), and
- * /sys/kernel/debug/dcache_oplog/enabled at run time.  Off stops taking
- * new per-CPU references; logs that exist drain through the synchronize
- * points, which do not depend on the switch.
+ * /sys/kernel/debug/dcache_oplog/enabled at run time (dcache_oplog_switch()).
+ * Two static keys: dcache_oplog_key says whether new references go to the
+ * per-CPU counters, dcache_oplog_logged_key whether any log may exist.
+ * Turning the switch off clears the first, so that ->attach refuses every
+ * dentry, detaches every log of the type (oplog_type_drain()), then clears
+ * the second: from then on fast_dput() does not read d_oplog at all, and
+ * the stock dput() path is the 6.12 one.
  */
 
-#include <linux/atomic.h>
 #include <linux/debugfs.h>
+#include <linux/fs.h>
 #include <linux/init.h>
 #include <linux/kernel.h>
 #include <linux/mutex.h>
@@ -96,38 +113,21 @@
 				 DCACHE_MANAGE_TRANSIT | DCACHE_PAR_LOOKUP)
 
 DEFINE_STATIC_KEY_FALSE(dcache_oplog_key);
+DEFINE_STATIC_KEY_FALSE(dcache_oplog_logged_key);
 
 static bool dcache_oplog_boot_on __initdata = true;
 static bool dcache_oplog_registered;
 static DEFINE_MUTEX(dcache_oplog_switch_lock);
-static atomic_long_t dcache_oplog_pinned = ATOMIC_LONG_INIT(0);
 
 static struct dentry *obj_dentry(struct oplog_obj *obj)
 {
 	return container_of(obj, struct dentry, d_oplog);
 }
 
-static void dcache_oplog_lock(struct oplog_obj *obj)
-	__acquires(&obj_dentry(obj)->d_lock)
+/* The object lock of a dentry's counter: d_lock, taken by OpLog. */
+static spinlock_t *dcache_oplog_lock(struct oplog_obj *obj)
 {
-	spin_lock(&obj_dentry(obj)->d_lock);
-}
-
-/*
- * spin_trylock() without its sparse context annotation: the lock is held
- * on a true return and released through ->unlock by OpLog, which sparse
- * cannot follow out of this function.  (OpLog excludes PREEMPT_RT, where
- * d_lock has no raw lock inside.)
- */
-static bool dcache_oplog_trylock(struct oplog_obj *obj)
-{
-	return _raw_spin_trylock(&obj_dentry(obj)->d_lock.rlock);
-}
-
-static void dcache_oplog_unlock(struct oplog_obj *obj)
-	__releases(&obj_dentry(obj)->d_lock)
-{
-	spin_unlock(&obj_dentry(obj)->d_lock);
+	return &obj_dentry(obj)->d_lock;
 }
 
 /*
@@ -147,7 +147,8 @@ static bool dcache_oplog_eligible(const struct dentry *dentry)
 {
 	unsigned int flags = READ_ONCE(dentry->d_flags);
 
-	return !(flags & DCACHE_OPLOG_NEVER) &&
+	return (dentry->d_sb->s_iflags & SB_I_DCACHE_OPLOG) &&
+	       !(flags & DCACHE_OPLOG_NEVER) &&
 	       (flags & DCACHE_ENTRY_TYPE) != DCACHE_MISS_TYPE &&
 	       !IS_ROOT(dentry);
 }
@@ -158,11 +159,13 @@ static bool dcache_oplog_attach(struct oplog_obj *obj)
 	struct dentry *dentry = obj_dentry(obj);
 
 	lockdep_assert_held(&dentry->d_lock);
+	/* Switched off: dcache_oplog_switch() is draining every log. */
+	if (!static_branch_unlikely(&dcache_oplog_key))
+		return false;
 	if (dentry->d_lockref.count < 0 || d_unhashed(dentry) ||
 	    !dcache_oplog_eligible(dentry))
 		return false;
 	dentry->d_lockref.count++;
-	atomic_long_inc(&dcache_oplog_pinned);
 	return true;
 }
 
@@ -178,7 +181,6 @@ static void dcache_oplog_detach(struct oplog_obj *obj)
 	struct dentry *dentry = obj_dentry(obj);
 
 	lockdep_assert_held(&dentry->d_lock);
-	atomic_long_dec(&dcache_oplog_pinned);
 	if (WARN_ON_ONCE(dentry->d_lockref.count <= 0))
 		return;
 	if (!--dentry->d_lockref.count)
@@ -186,9 +188,7 @@ static void dcache_oplog_detach(struct oplog_obj *obj)
 }
 
 static const struct oplog_type_ops dcache_oplog_ops = {
-	.lock		= dcache_oplog_lock,
-	.trylock	= dcache_oplog_trylock,
-	.unlock		= dcache_oplog_unlock,
+	.obj_lock	= dcache_oplog_lock,
 	.fold		= dcache_oplog_fold,
 	.attach		= dcache_oplog_attach,
 	.detach		= dcache_oplog_detach,
@@ -284,30 +284,52 @@ static int dcache_oplog_enabled_get(void *data, u64 *val)
 	return 0;
 }
 
-/*
- * Turning the switch off is safe at any time: existing logs stay correct
- * and drain through the synchronize points, which run whatever the switch.
+/**
+ * dcache_oplog_switch() - turn the per-CPU dentry reference counts on or off
+ * @on: true to count new references per CPU, false for the stock path
+ *
+ * On: dcache_oplog_logged_key first (fast_dput() checks d_oplog), then
+ * dcache_oplog_key (references go to the per-CPU counters).  Off: the
+ * reverse, with every log detached in between: once dcache_oplog_key is
+ * off, ->attach refuses, synchronize_rcu() waits for the path walks that
+ * saw it on, and oplog_type_drain() folds and detaches every CPU's log,
+ * retrying the dentries whose d_lock was busy, so that no dentry has a
+ * per-CPU count when fast_dput() stops looking for one.
+ *
+ * Context: process context, sleeps; not with d_lock or i_rwsem held.
+ * Return: 0; -ENODEV if the OpLog type could not be registered at boot.
  */
+int dcache_oplog_switch(bool on)
+{
+	if (!dcache_oplog_registered)
+		return -ENODEV;
+	mutex_lock(&dcache_oplog_switch_lock);
+	if (on) {
+		static_branch_enable(&dcache_oplog_logged_key);
+		static_branch_enable(&dcache_oplog_key);
+	} else if (static_key_enabled(&dcache_oplog_logged_key)) {
+		static_branch_disable(&dcache_oplog_key);
+		synchronize_rcu();
+		oplog_type_drain(&dcache_oplog_type);
+		static_branch_disable(&dcache_oplog_logged_key);
+	}
+	mutex_unlock(&dcache_oplog_switch_lock);
+	return 0;
+}
+
 static int dcache_oplog_enabled_set(void *data, u64 val)
 {
 	if (val > 1)
 		return -EINVAL;
-	if (!dcache_oplog_registered)
-		return -ENODEV;
-	mutex_lock(&dcache_oplog_switch_lock);
-	if (val)
-		static_branch_enable(&dcache_oplog_key);
-	else
-		static_branch_disable(&dcache_oplog_key);
-	mutex_unlock(&dcache_oplog_switch_lock);
-	return 0;
+	return dcache_oplog_switch(val);
 }
 DEFINE_DEBUGFS_ATTRIBUTE(dcache_oplog_enabled_fops, dcache_oplog_enabled_get,
 			 dcache_oplog_enabled_set, "%llu\n");
 
+/* Pins held by per-CPU logs: one per log, summed over the CPUs now. */
 static int dcache_oplog_pinned_get(void *data, u64 *val)
 {
-	*val = atomic_long_read(&dcache_oplog_pinned);
+	*val = oplog_type_nr_logs(&dcache_oplog_type);
 	return 0;
 }
 DEFINE_DEBUGFS_ATTRIBUTE(dcache_oplog_pinned_fops, dcache_oplog_pinned_get,
@@ -318,13 +340,16 @@ static int __init dcache_oplog_init(void)
 	struct dentry *dir;
 	int err;
 
-	/* d_oplog stays off the RCU-walk and d_lockref cache lines. */
-	BUILD_BUG_ON(offsetof(struct dentry, d_oplog) <
-		     offsetof(struct dentry, d_u) + sizeof_field(struct dentry, d_u));
+	/* d_oplog is the last word of the inline name, before d_op. */
+	BUILD_BUG_ON(offsetof(struct dentry, d_oplog) !=
+		     offsetof(struct dentry, d_iname) + DNAME_INLINE_LEN);
+	BUILD_BUG_ON(offsetof(struct dentry, d_op) !=
+		     offsetof(struct dentry, d_oplog) + sizeof(struct oplog_obj));
 	if (IS_ENABLED(CONFIG_64BIT) && sizeof(spinlock_t) == 4) {
-		/* 6.12 x86-64 layout: 128 + 64 bytes, plus one word */
+		/* The 6.12 x86-64 layout: 128 + 64 bytes, d_oplog on line 1. */
+		BUILD_BUG_ON(offsetof(struct dentry, d_oplog) / 64 != 1);
 		BUILD_BUG_ON(offsetof(struct dentry, d_lockref) != 128);
-		BUILD_BUG_ON(sizeof(struct dentry) != 192 + sizeof(struct oplog_obj));
+		BUILD_BUG_ON(sizeof(struct dentry) != 192);
 	}
 
 	err = oplog_type_register(&dcache_oplog_type);
@@ -335,7 +360,7 @@ static int __init dcache_oplog_init(void)
 	}
 	dcache_oplog_registered = true;
 	if (dcache_oplog_boot_on)
-		static_branch_enable(&dcache_oplog_key);
+		dcache_oplog_switch(true);
 	pr_info("dcache_oplog: per-CPU dentry reference counts %s\n",
 		dcache_oplog_boot_on ? "on" : "off");
 

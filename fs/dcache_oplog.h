@@ -29,6 +29,9 @@ enum dcache_oplog_ref {
 #ifdef CONFIG_DCACHE_OPLOG
 
 DECLARE_STATIC_KEY_FALSE(dcache_oplog_key);
+DECLARE_STATIC_KEY_FALSE(dcache_oplog_logged_key);
+
+int dcache_oplog_switch(bool on);
 
 enum dcache_oplog_ref __dcache_oplog_get(struct dentry *dentry,
 					 unsigned int seq);
@@ -54,10 +57,15 @@ static inline bool dcache_oplog_put(struct dentry *dentry)
 	return __dcache_oplog_put(dentry);
 }
 
-/* May some CPU count references to @dentry?  Lockless hint. */
+/*
+ * May some CPU count references to @dentry?  Lockless hint, for
+ * fast_dput(): with the switch off and the logs drained it does not read
+ * d_oplog (see dcache_oplog_switch()).
+ */
 static inline bool dcache_oplog_maybe_logged(const struct dentry *dentry)
 {
-	return oplog_obj_has_logs(&dentry->d_oplog);
+	return static_branch_unlikely(&dcache_oplog_logged_key) &&
+	       oplog_obj_has_logs(&dentry->d_oplog);
 }
 
 /*

@@ -15,6 +15,7 @@
 struct dcache_oplog_test {
 	struct file_system_type	*fs;
 	struct vfsmount		*mnt;
+	bool			was_on;
 };
 
 static int dcache_oplog_test_init(struct kunit *test)
@@ -32,6 +33,9 @@ static int dcache_oplog_test_init(struct kunit *test)
 		return PTR_ERR(t->mnt);
 	}
 	test->priv = t;
+	/* The cases need the per-CPU counts, whatever the boot switch. */
+	t->was_on = static_key_enabled(&dcache_oplog_key);
+	dcache_oplog_switch(true);
 	return 0;
 }
 
@@ -42,6 +46,8 @@ static void dcache_oplog_test_exit(struct kunit *test)
 	/* umount with logged dentries: must neither warn nor leak */
 	kern_unmount(t->mnt);
 	put_filesystem(t->fs);
+	if (!t->was_on)
+		dcache_oplog_switch(false);
 }
 
 /* A new regular file in the test mount; returns a referenced dentry. */
@@ -211,24 +217,32 @@ static void dcache_oplog_test_delete(struct kunit *test)
 	dput(only);
 }
 
-/* The switch can be turned off with logs present; they still fold. */
+/*
+ * Turning the switch off with a log present folds and detaches it, and
+ * no log can be attached until it is on again: fast_dput() then need not
+ * read d_oplog (dcache_oplog_logged_key is off).
+ */
 static void dcache_oplog_test_switch(struct kunit *test)
 {
 	struct dentry *dentry = make_file(test, "e");
-	bool was_on = static_key_enabled(&dcache_oplog_key);
 	int base;
 
 	KUNIT_ASSERT_NOT_NULL(test, dentry);
-	if (!was_on)
-		static_branch_enable(&dcache_oplog_key);
 	base = exact_count(dentry);
 	KUNIT_ASSERT_EQ(test, get_ref(dentry, 0), DCACHE_OPLOG_GOT);
-	static_branch_disable(&dcache_oplog_key);
-	KUNIT_EXPECT_EQ(test, dcache_oplog_get(dentry, 0), DCACHE_OPLOG_STOCK);
-	dput(dentry);	/* stock path, with a log present */
-	KUNIT_EXPECT_EQ(test, exact_count(dentry), base);
-	if (was_on)
-		static_branch_enable(&dcache_oplog_key);
+	KUNIT_EXPECT_TRUE(test, oplog_obj_has_logs(&dentry->d_oplog));
+	KUNIT_ASSERT_EQ(test, dcache_oplog_switch(false), 0);
+	KUNIT_EXPECT_FALSE(test, static_key_enabled(&dcache_oplog_logged_key));
+	KUNIT_EXPECT_FALSE(test, oplog_obj_has_logs(&dentry->d_oplog));
+	/* the per-CPU reference is folded into d_lockref, the pin dropped */
+	KUNIT_EXPECT_EQ(test, READ_ONCE(dentry->d_lockref.count), base + 1);
+	/* ->attach refuses while off */
+	KUNIT_EXPECT_EQ(test, get_ref(dentry, 0), DCACHE_OPLOG_STOCK);
+	KUNIT_EXPECT_FALSE(test, oplog_obj_has_logs(&dentry->d_oplog));
+	dput(dentry);	/* the stock path, without a look at d_oplog */
+	KUNIT_EXPECT_EQ(test, READ_ONCE(dentry->d_lockref.count), base);
+	KUNIT_ASSERT_EQ(test, dcache_oplog_switch(true), 0);
+	KUNIT_EXPECT_TRUE(test, static_key_enabled(&dcache_oplog_logged_key));
 	dput(dentry);
 }
 

@@ -45,6 +45,7 @@
 #include <linux/cpufeature.h>
 #include <linux/cpuhotplug.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/export.h>
 #include <linux/hash.h>
 #include <linux/list_sort.h>
@@ -80,13 +81,14 @@ enum oplog_stat {
 	OPLOG_STAT_ABSORBED_LOCAL,	/* add+remove pairs cancelled at queue */
 	OPLOG_STAT_ABSORBED_GLOBAL,	/* ... at synchronize */
 	OPLOG_STAT_RETIRED,		/* logs handed to QDo */
+	OPLOG_STAT_LOCAL_FOLDS,		/* counter deltas folded alone */
 	OPLOG_NR_STATS,
 };
 
 static const char * const oplog_stat_names[OPLOG_NR_STATS] = {
 	"queued", "hits", "misses", "evictions", "evict_busy", "full",
 	"direct", "syncs", "flushes", "applied", "absorbed_local",
-	"absorbed_global", "retired",
+	"absorbed_global", "retired", "local_folds",
 };
 
 /*
@@ -121,6 +123,7 @@ struct oplog_cache {
 	local_t			stats[OPLOG_NR_STATS];
 	/* Used by remote CPUs: keep them off the owner's hot cache line. */
 	raw_spinlock_t		lock ____cacheline_aligned_in_smp;
+	unsigned int		nr_logs;	/* logs in the slots, under ->lock */
 	unsigned int		hand;	/* clock hand, under oplog_types_lock */
 };
 
@@ -128,7 +131,6 @@ static struct kmem_cache *oplog_log_cachep;
 static LIST_HEAD(oplog_types);
 static DEFINE_MUTEX(oplog_types_lock);	/* oplog_types, and hotplug/shrink */
 static struct dentry *oplog_debugfs_root;
-static atomic_long_t oplog_nr_logs = ATOMIC_LONG_INIT(0);	/* all types */
 static bool oplog_ready;
 
 /* ---- clock ---- */
@@ -231,6 +233,13 @@ static inline bool oplog_has_list(const struct oplog_type *type)
 	return type->kind != OPLOG_COUNTER;
 }
 
+/* The object lock, from the type's ->obj_lock. */
+static inline spinlock_t *oplog_lock_of(const struct oplog_type *type,
+					struct oplog_obj *obj)
+{
+	return type->ops->obj_lock(obj);
+}
+
 /* Count an event in this CPU's cache, if it has one; never allocates. */
 static void oplog_stat(struct oplog_type *type, enum oplog_stat s, long n)
 {
@@ -245,8 +254,6 @@ static void oplog_stat(struct oplog_type *type, enum oplog_stat s, long n)
 
 static void oplog_log_free(struct oplog_log *log)
 {
-	atomic_long_dec(&log->type->nr_logs);
-	atomic_long_dec(&oplog_nr_logs);
 	kmem_cache_free(oplog_log_cachep, log);
 }
 
@@ -406,6 +413,7 @@ static struct oplog_log *oplog_collect(struct oplog_type *type,
 	if (detach) {
 		WRITE_ONCE(log->obj, NULL);
 		WRITE_ONCE(cache->slots[i], NULL);
+		WRITE_ONCE(cache->nr_logs, cache->nr_logs - 1);
 	}
 	raw_spin_unlock(&log->lock);
 	raw_spin_unlock(&cache->lock);
@@ -450,6 +458,43 @@ static void __oplog_sync(struct oplog_type *type, struct oplog_obj *obj,
 		oplog_stat(type, OPLOG_STAT_FLUSHES, 1);
 }
 
+/*
+ * May @delta, taken out of @cpu's log of @obj, be folded without the other
+ * CPUs' deltas?  Counter updates commute, so the sum comes out the same;
+ * but a user whose shared count has a floor (the dentry's d_lockref.count
+ * never drops below its pins) must not see a negative delta before another
+ * CPU's positive one.  A delta of zero or more is always safe, and so is
+ * any delta when no other CPU can hold a log of @obj.  Object lock held.
+ */
+static bool oplog_fold_alone(struct oplog_obj *obj, unsigned int cpu,
+			     long delta)
+{
+	return delta >= 0 ||
+	       (oplog_exact_bits() && !(obj->cpus & ~oplog_cpu_bit(cpu)));
+}
+
+/*
+ * Apply what was taken out of @cpu's log of @obj when that log was evicted
+ * or detached (@cpu's bit already cleared where bits are exact): object
+ * lock held.  A counter folds this CPU's delta alone where
+ * oplog_fold_alone() allows (sv6's critique: flush only this CPU's log of
+ * the victim); an ordered or absorbing log is merged with the other CPUs'
+ * logs, since timestamp order needs them, which visits only the CPUs whose
+ * bit is set: none when this was the object's only log.
+ */
+static void oplog_apply_evicted(struct oplog_type *type, struct oplog_obj *obj,
+				unsigned int cpu, struct list_head *batch,
+				long delta)
+{
+	if (!oplog_has_list(type) && oplog_fold_alone(obj, cpu, delta)) {
+		if (delta)
+			type->ops->fold(obj, delta);
+		oplog_stat(type, OPLOG_STAT_LOCAL_FOLDS, 1);
+		return;
+	}
+	__oplog_sync(type, obj, false, batch, delta, 0);
+}
+
 /**
  * oplog_synchronize_locked() - apply every logged operation of an object
  * @type: the object's type
@@ -462,6 +507,15 @@ static void __oplog_sync(struct oplog_type *type, struct oplog_obj *obj,
  * applied; other CPUs may keep queueing meanwhile, and what they queue stays
  * logged, in order, for the next synchronize (thesis section 10.2).  The
  * logs stay attached.
+ *
+ * Holding the object lock does not exclude other CPUs' oplog_queue() and
+ * oplog_add(): their hit path takes only their own log's lock.  So after
+ * this call the shared object reflects every update that returned before
+ * it, not every update that returns while the caller holds the lock.  A
+ * reader that needs the latter (no operation pending anywhere until it
+ * unlocks, e.g. an rmap walk that must see every mapping) calls
+ * oplog_flush_locked() instead, which detaches every CPU's log: a new
+ * queue() then misses and needs the object lock.
  *
  * Context: the object lock held; takes per-CPU cache and log locks (raw);
  * calls ->exec, ->fold and ->absorb with the object lock held.  Does not
@@ -480,15 +534,20 @@ EXPORT_SYMBOL_GPL(oplog_synchronize_locked);
  * @type: the object's type
  * @obj: the object
  *
- * Object::synchronize (thesis Fig 6-1): takes the object lock with ->lock,
- * then does oplog_synchronize_locked().  Returns with the object locked:
- * the caller reads the shared structure, then calls oplog_unlock().
+ * Object::synchronize (thesis Fig 6-1): takes the object lock (the
+ * spinlock that ->obj_lock returns), then does oplog_synchronize_locked().
+ * Returns with the object locked: the caller reads the shared structure,
+ * then calls oplog_unlock().  Other CPUs' oplog_queue() and oplog_add() go
+ * on meanwhile, into their logs: this is not mutual exclusion with
+ * updaters (see oplog_synchronize_locked(); oplog_flush_locked() gives
+ * that).
  *
  * Context: whatever ->lock needs (it may sleep if ->lock does).
  */
 void oplog_synchronize(struct oplog_type *type, struct oplog_obj *obj)
+	__acquires(obj)
 {
-	type->ops->lock(obj);
+	spin_lock(oplog_lock_of(type, obj));
 	oplog_synchronize_locked(type, obj);
 }
 EXPORT_SYMBOL_GPL(oplog_synchronize);
@@ -501,8 +560,9 @@ EXPORT_SYMBOL_GPL(oplog_synchronize);
  * Object::unlock (thesis Fig 6-1).  Context: the object lock held.
  */
 void oplog_unlock(struct oplog_type *type, struct oplog_obj *obj)
+	__releases(obj)
 {
-	type->ops->unlock(obj);
+	spin_unlock(oplog_lock_of(type, obj));
 }
 EXPORT_SYMBOL_GPL(oplog_unlock);
 
@@ -514,9 +574,11 @@ EXPORT_SYMBOL_GPL(oplog_unlock);
  * Like oplog_synchronize_locked(), but takes all logged operations (also
  * those queued concurrently) and detaches the object's log from every CPU,
  * calling ->detach once per log.  Afterwards no CPU holds a log of @obj
- * until the lock is dropped (attaching one needs it), so the shared state
- * is exact: the dentry counter's kill decision relies on this (the thesis's
- * "synchronize ... clears the bitmap", section 7).
+ * until the lock is dropped (attaching one needs it), so no oplog_queue()
+ * or oplog_add() of @obj completes on any CPU while the caller holds the
+ * lock, and the shared state is exact: the dentry counter's kill decision
+ * relies on this (the thesis's "synchronize ... clears the bitmap",
+ * section 7).
  *
  * Context: the object lock held; see oplog_synchronize_locked().
  */
@@ -541,9 +603,11 @@ EXPORT_SYMBOL_GPL(oplog_flush_locked);
  */
 void oplog_flush(struct oplog_type *type, struct oplog_obj *obj)
 {
-	type->ops->lock(obj);
+	spinlock_t *lock = oplog_lock_of(type, obj);
+
+	spin_lock(lock);
 	oplog_flush_locked(type, obj);
-	type->ops->unlock(obj);
+	spin_unlock(lock);
 }
 EXPORT_SYMBOL_GPL(oplog_flush);
 
@@ -633,8 +697,10 @@ static __always_inline bool oplog_hit(struct oplog_type *type,
 }
 
 /*
- * Apply @op (or @delta) at once: stamp it, apply everything stamped before
- * it, then execute it, so that timestamp order holds.
+ * Apply @op (or @delta) at once, object lock held.  An operation is
+ * stamped, everything stamped before it is applied, then it is executed,
+ * so that timestamp order holds.  A counter delta is folded alone where
+ * oplog_fold_alone() allows (updates commute), else after every CPU's.
  */
 static void oplog_direct(struct oplog_type *type, struct oplog_obj *obj,
 			 struct oplog_op *op, long delta)
@@ -646,40 +712,110 @@ static void oplog_direct(struct oplog_type *type, struct oplog_obj *obj,
 		__oplog_sync(type, obj, false, &batch, 0, op->ts);
 		type->ops->exec(obj, op);
 	} else {
-		__oplog_sync(type, obj, false, &batch, 0, 0);
+		if (!oplog_fold_alone(obj, raw_smp_processor_id(), delta))
+			__oplog_sync(type, obj, false, &batch, 0, 0);
 		if (delta)
 			type->ops->fold(obj, delta);
 	}
 	oplog_stat(type, OPLOG_STAT_DIRECT, 1);
 }
 
-/*
- * The miss path (thesis section 7): take the object lock, attach, and
- * install a log in this CPU's slot, evicting the slot's victim by
- * synchronizing it.  Falls back to applying the operation directly when the
- * cache or a log cannot be allocated, when the victim is locked (it may be
- * waiting for our cache lock), or when the log is full.
- */
-static int oplog_slow(struct oplog_type *type, struct oplog_obj *obj,
-		      struct oplog_op *op, long delta)
-{
-	const struct oplog_type_ops *ops = type->ops;
-	struct oplog_log *log, *new = NULL;
-	struct oplog_op *absorbed = NULL;
-	struct oplog_obj *victim = NULL;
-	struct oplog_cache *cache;
-	LIST_HEAD(evicted);
-	bool attached = false;
-	unsigned int cpu, i;
-	long vdelta = 0;
+/* What oplog_install() did with the operation of a miss. */
+enum oplog_miss {
+	OPLOG_MISS_LOGGED,	/* in a log attached by this call */
+	OPLOG_MISS_RACED,	/* in a log of the object that was there */
+	OPLOG_MISS_DIRECT,	/* not logged: apply it at once */
+};
 
-	ops->lock(obj);
-	if (ops->attach && !ops->attach(obj)) {
-		ops->unlock(obj);
-		return -ENOENT;
-	}
-	attached = true;
-	new = kmem_cache_alloc(oplog_log_cachep, GFP_NOWAIT | __GFP_NOWARN);
+/*
+ * Take over @log, this CPU's log of another object (the victim), for @obj:
+ * move the victim's operations to @batch and its delta to *@delta, and
+ * retag the log.
+ * Only this CPU reads the log without its cache lock, so it can be reused
+ * at once.  Called with @cache->lock and the victim's lock held.
+ */
+static void oplog_take_over(struct oplog_type *type, struct oplog_cache *cache,
+			    struct oplog_log *log, struct oplog_obj *obj,
+			    struct list_head *batch, long *delta)
+{
+	struct oplog_obj *victim = log->obj;
+
+	raw_spin_lock(&log->lock);
+	oplog_take(type, log, U64_MAX, batch, delta);
+	WRITE_ONCE(log->obj, obj);
+	log->referenced = false;
+	raw_spin_unlock(&log->lock);
+	if (oplog_exact_bits())
+		WRITE_ONCE(victim->cpus, victim->cpus & ~oplog_cpu_bit(log->cpu));
+	local_inc(&cache->stats[OPLOG_STAT_EVICTIONS]);
+}
+
+/* Initialise @log, this CPU's new log of @obj, and publish it in slot @i. */
+static void oplog_install_new(struct oplog_type *type, struct oplog_cache *cache,
+			      struct oplog_log *log, struct oplog_obj *obj,
+			      unsigned int cpu, unsigned int i)
+{
+	raw_spin_lock_init(&log->lock);
+	lockdep_set_class(&log->lock, &type->log_key);
+	log->len = 0;
+	log->obj = obj;
+	log->type = type;
+	log->cpu = cpu;
+	log->referenced = false;
+	if (oplog_has_list(type))
+		INIT_LIST_HEAD(&log->ops);
+	else
+		log->delta = 0;
+	WRITE_ONCE(cache->nr_logs, cache->nr_logs + 1);
+	/* Publish the initialised log to the lockless hit path. */
+	smp_store_release(&cache->slots[i], log);
+}
+
+/*
+ * Append the first operation to @log, this CPU's log of @obj just installed
+ * in its slot or taken over, then release the cache lock and let the CPU
+ * go.  An empty log has room, and nothing to absorb.
+ */
+static void oplog_append_first(struct oplog_type *type,
+			       struct oplog_cache *cache, struct oplog_log *log,
+			       struct oplog_obj *obj, unsigned int cpu,
+			       struct oplog_op *op, long delta)
+	__releases(&cache->lock)
+{
+	struct oplog_op *none = NULL;
+
+	WRITE_ONCE(obj->cpus, obj->cpus | oplog_cpu_bit(cpu));
+	raw_spin_lock(&log->lock);
+	oplog_append(type, cache, log, oplog_has_list(type), op, delta, &none);
+	raw_spin_unlock(&log->lock);
+	raw_spin_unlock(&cache->lock);
+	local_inc(&cache->stats[OPLOG_STAT_QUEUED]);
+	preempt_enable();
+}
+
+/*
+ * The body of a miss, with the object lock held and the object attached
+ * (thesis section 7): find or install this CPU's log of @obj and append to
+ * it.  *@new is a preallocated log, consumed if installed.  A slot held by
+ * another object (the victim) is taken over if the victim's lock can be
+ * had (its holder may be waiting for our cache lock); the victim's
+ * operations are applied under that lock once ours is logged, by
+ * oplog_apply_evicted().
+ */
+static enum oplog_miss oplog_install(struct oplog_type *type,
+				     struct oplog_obj *obj,
+				     struct oplog_op *op, long delta,
+				     struct oplog_log **new,
+				     struct oplog_op **absorbed)
+{
+	struct oplog_cache *cache;
+	struct oplog_obj *victim;
+	struct oplog_log *log;
+	unsigned int cpu, i;
+	LIST_HEAD(evicted);
+	spinlock_t *vlock;	/* the victim's object lock */
+	long vdelta = 0;
+	bool done;
 
 	preempt_disable();
 	cache = clustered_rep(&type->caches);
@@ -692,11 +828,9 @@ static int oplog_slow(struct oplog_type *type, struct oplog_obj *obj,
 	log = cache->slots[i];
 	if (log && log->obj == obj) {
 		/* Attached by another task meanwhile, or full. */
-		bool done;
-
 		raw_spin_lock(&log->lock);
-		done = oplog_append(type, cache, log, oplog_has_list(type),
-				    op, delta, &absorbed);
+		done = oplog_append(type, cache, log, oplog_has_list(type), op,
+				    delta, absorbed);
 		raw_spin_unlock(&log->lock);
 		raw_spin_unlock(&cache->lock);
 		if (!done) {
@@ -705,75 +839,73 @@ static int oplog_slow(struct oplog_type *type, struct oplog_obj *obj,
 		}
 		local_inc(&cache->stats[OPLOG_STAT_QUEUED]);
 		preempt_enable();
-		goto out;	/* keeps its attachment: undo ours */
+		return OPLOG_MISS_RACED;
 	}
 	if (log) {
 		victim = log->obj;
-		if (!ops->trylock(victim)) {
+		vlock = oplog_lock_of(type, victim);
+		if (!spin_trylock(vlock)) {
 			raw_spin_unlock(&cache->lock);
 			local_inc(&cache->stats[OPLOG_STAT_EVICT_BUSY]);
-			victim = NULL;
 			goto direct;
 		}
-		/* Reuse the victim's log: only this CPU reads it locklessly. */
-		raw_spin_lock(&log->lock);
-		oplog_take(type, log, U64_MAX, &evicted, &vdelta);
-		WRITE_ONCE(log->obj, obj);
-		log->referenced = false;
-		raw_spin_unlock(&log->lock);
-		if (oplog_exact_bits())
-			WRITE_ONCE(victim->cpus,
-				   victim->cpus & ~oplog_cpu_bit(cpu));
-		local_inc(&cache->stats[OPLOG_STAT_EVICTIONS]);
-	} else {
-		if (!new) {
-			raw_spin_unlock(&cache->lock);
-			goto direct;
-		}
-		log = new;
-		new = NULL;
-		raw_spin_lock_init(&log->lock);
-		lockdep_set_class(&log->lock, &type->log_key);
-		log->len = 0;
-		log->obj = obj;
-		log->type = type;
-		log->cpu = cpu;
-		log->referenced = false;
-		if (oplog_has_list(type))
-			INIT_LIST_HEAD(&log->ops);
-		else
-			log->delta = 0;
-		atomic_long_inc(&type->nr_logs);
-		atomic_long_inc(&oplog_nr_logs);
-		/* Publish the initialised log to the lockless hit path. */
-		smp_store_release(&cache->slots[i], log);
-	}
-	WRITE_ONCE(obj->cpus, obj->cpus | oplog_cpu_bit(cpu));
-	attached = false;	/* the attachment now belongs to the log */
-	raw_spin_lock(&log->lock);
-	oplog_append(type, cache, log, oplog_has_list(type), op, delta,
-		     &absorbed);
-	raw_spin_unlock(&log->lock);
-	raw_spin_unlock(&cache->lock);
-	local_inc(&cache->stats[OPLOG_STAT_QUEUED]);
-	preempt_enable();
-
-	if (victim) {
+		oplog_take_over(type, cache, log, obj, &evicted, &vdelta);
+		oplog_append_first(type, cache, log, obj, cpu, op, delta);
 		/* Thesis section 7: an evicted object is synchronized. */
-		__oplog_sync(type, victim, false, &evicted, vdelta, 0);
-		if (ops->detach)
-			ops->detach(victim);
-		ops->unlock(victim);
+		oplog_apply_evicted(type, victim, cpu, &evicted, vdelta);
+		if (type->ops->detach)
+			type->ops->detach(victim);
+		spin_unlock(vlock);
+		return OPLOG_MISS_LOGGED;
 	}
-	goto out;
+	if (!*new) {
+		raw_spin_unlock(&cache->lock);
+		goto direct;
+	}
+	log = *new;
+	*new = NULL;
+	oplog_install_new(type, cache, log, obj, cpu, i);
+	oplog_append_first(type, cache, log, obj, cpu, op, delta);
+	return OPLOG_MISS_LOGGED;
 
 direct:
 	preempt_enable();
-	oplog_direct(type, obj, op, delta);
-out:
-	if (attached && ops->detach)
-		ops->detach(obj);
-	ops->unlock(obj);
+	return OPLOG_MISS_DIRECT;
+}
+
+/*
+ * The miss path: take the object lock, attach, and install a log with
+ * oplog_install(); apply the operation directly when no log can be had
+ * (no cache or log memory in this context, a busy victim, a full log).
+ * The attachment is kept by a log this call installed, and undone
+ * otherwise.
+ */
+static int oplog_slow(struct oplog_type *type, struct oplog_obj *obj,
+		      struct oplog_op *op, long delta)
+{
+	const struct oplog_type_ops *ops = type->ops;
+	spinlock_t *lock = oplog_lock_of(type, obj);
+	struct oplog_op *absorbed = NULL;
+	struct oplog_log *new;
+
+	spin_lock(lock);
+	if (ops->attach && !ops->attach(obj)) {
+		spin_unlock(lock);
+		return -ENOENT;
+	}
+	new = kmem_cache_alloc(oplog_log_cachep, GFP_NOWAIT | __GFP_NOWARN);
+	switch (oplog_install(type, obj, op, delta, &new, &absorbed)) {
+	case OPLOG_MISS_LOGGED:
+		break;
+	case OPLOG_MISS_DIRECT:
+		oplog_direct(type, obj, op, delta);
+		fallthrough;
+	case OPLOG_MISS_RACED:
+		if (ops->detach)
+			ops->detach(obj);
+		break;
+	}
+	spin_unlock(lock);
 	if (absorbed)
 		oplog_absorbed(type, obj, absorbed, op);
 	if (new)
@@ -848,11 +980,67 @@ int oplog_add(struct oplog_type *type, struct oplog_obj *obj, long delta)
 EXPORT_SYMBOL_GPL(oplog_add);
 
 /*
+ * The body of oplog_evict_cpu() for slot @i of @cpu's @cache: detach its
+ * log if it is idle (or @idle_only is false) and its object's lock can be
+ * had.  A function of its own, so that the trylock and its unlock are not
+ * in a loop (sparse cannot follow that).  Returns true if a log was
+ * detached.
+ */
+static bool oplog_evict_slot(struct oplog_type *type, struct oplog_cache *cache,
+			     unsigned int cpu, unsigned int i, bool idle_only)
+{
+	const struct oplog_type_ops *ops = type->ops;
+	struct oplog_log *log;
+	struct oplog_obj *obj;
+	spinlock_t *lock;	/* @obj's object lock */
+	LIST_HEAD(batch);
+	long delta = 0;
+	bool used;
+
+	raw_spin_lock(&cache->lock);
+	log = cache->slots[i];
+	if (!log) {
+		raw_spin_unlock(&cache->lock);
+		return false;
+	}
+	if (idle_only) {
+		raw_spin_lock(&log->lock);
+		used = log->referenced;
+		log->referenced = false;
+		raw_spin_unlock(&log->lock);
+		if (used) {
+			raw_spin_unlock(&cache->lock);
+			return false;
+		}
+	}
+	obj = log->obj;
+	lock = oplog_lock_of(type, obj);
+	if (!spin_trylock(lock)) {
+		raw_spin_unlock(&cache->lock);
+		return false;
+	}
+	raw_spin_unlock(&cache->lock);
+
+	log = oplog_collect(type, obj, cpu, U64_MAX, true, &batch, &delta);
+	if (log) {
+		if (oplog_exact_bits())
+			WRITE_ONCE(obj->cpus, obj->cpus & ~oplog_cpu_bit(cpu));
+		oplog_retire(log);
+		oplog_apply_evicted(type, obj, cpu, &batch, delta);
+		if (ops->detach)
+			ops->detach(obj);
+	}
+	spin_unlock(lock);
+	return log != NULL;
+}
+
+/*
  * Detach logs of @cpu's cache, scanning at most @scan slots from its clock
  * hand: every log (the CPU died), or those not used since the hand last
  * passed them (the shrinker's clock algorithm).  Each victim is trylocked
- * under the cache lock, which keeps it alive, then synchronized with its
- * lock held.  A busy object is skipped: its log stays correct, as every
+ * under the cache lock, which keeps it alive, then its operations are
+ * applied under its lock by oplog_apply_evicted() (a counter folds @cpu's
+ * delta alone).  A busy object is skipped: its log stays correct, as every
  * synchronize visits all possible CPUs, online or not.  Called with
  * oplog_types_lock held.  Returns the number of logs detached.
  */
@@ -860,13 +1048,8 @@ static unsigned long oplog_evict_cpu(struct oplog_type *type, unsigned int cpu,
 				     bool idle_only, unsigned long scan)
 {
 	struct oplog_cache *cache = oplog_cache_of(type, cpu);
-	const struct oplog_type_ops *ops = type->ops;
 	unsigned long done = 0;
-	struct oplog_log *log;
-	struct oplog_obj *obj;
 	unsigned int i;
-	LIST_HEAD(batch);
-	long delta;
 
 	if (!cache)
 		return 0;
@@ -874,48 +1057,65 @@ static unsigned long oplog_evict_cpu(struct oplog_type *type, unsigned int cpu,
 		cond_resched();
 		i = cache->hand;
 		cache->hand = (i + 1) & (type->nr_slots - 1);
-		raw_spin_lock(&cache->lock);
-		log = cache->slots[i];
-		if (!log) {
-			raw_spin_unlock(&cache->lock);
-			continue;
-		}
-		if (idle_only) {
-			bool used;
-
-			raw_spin_lock(&log->lock);
-			used = log->referenced;
-			log->referenced = false;
-			raw_spin_unlock(&log->lock);
-			if (used) {
-				raw_spin_unlock(&cache->lock);
-				continue;
-			}
-		}
-		obj = log->obj;
-		if (!ops->trylock(obj)) {
-			raw_spin_unlock(&cache->lock);
-			continue;
-		}
-		raw_spin_unlock(&cache->lock);
-
-		delta = 0;
-		log = oplog_collect(type, obj, cpu, U64_MAX, true, &batch,
-				    &delta);
-		if (log) {
-			if (oplog_exact_bits())
-				WRITE_ONCE(obj->cpus,
-					   obj->cpus & ~oplog_cpu_bit(cpu));
-			oplog_retire(log);
-			__oplog_sync(type, obj, false, &batch, delta, 0);
-			if (ops->detach)
-				ops->detach(obj);
-			done++;
-		}
-		ops->unlock(obj);
+		done += oplog_evict_slot(type, cache, cpu, i, idle_only);
 	}
 	return done;
 }
+
+/**
+ * oplog_type_nr_logs() - how many logs a type has
+ * @type: a registered type
+ *
+ * Sums the per-CPU counts of logs in the slots of @type's log caches, at
+ * the time of the call: there is no global counter for the hit or miss
+ * paths to write.  Logs retired but not yet freed are not counted.
+ *
+ * Context: any; lockless, so only a snapshot while CPUs queue.
+ * Return: the number of (object, CPU) logs of @type.
+ */
+unsigned long oplog_type_nr_logs(struct oplog_type *type)
+{
+	struct oplog_cache *cache;
+	unsigned long n = 0;
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		cache = oplog_cache_of(type, cpu);
+		if (cache)
+			n += READ_ONCE(cache->nr_logs);
+	}
+	return n;
+}
+EXPORT_SYMBOL_GPL(oplog_type_nr_logs);
+
+/**
+ * oplog_type_drain() - detach every log of a type
+ * @type: a registered type
+ *
+ * Applies and detaches the logs of every CPU's cache, as CPU hotplug does
+ * for a dead CPU, and retries the objects whose lock was busy until no log
+ * is left.  The caller must make sure that no new log is attached
+ * meanwhile (its ->attach refuses), or this may not return; a user's
+ * switch that turns its OpLog path off uses it so that, afterwards, no
+ * object has a log at all (fs/dcache_oplog.c).
+ *
+ * Context: process context, sleeps; not with an object lock held.
+ */
+void oplog_type_drain(struct oplog_type *type)
+{
+	unsigned int cpu;
+
+	for (;;) {
+		mutex_lock(&oplog_types_lock);
+		for_each_possible_cpu(cpu)
+			oplog_evict_cpu(type, cpu, false, ULONG_MAX);
+		mutex_unlock(&oplog_types_lock);
+		if (!oplog_type_nr_logs(type))
+			return;
+		usleep_range(500, 1000);
+	}
+}
+EXPORT_SYMBOL_GPL(oplog_type_drain);
 
 /* ---- log caches: the clustered object ---- */
 
@@ -1008,10 +1208,10 @@ static int oplog_stats_show(struct seq_file *m, void *v)
 	}
 	/* A hit counts only as a hit; "queued" is every accepted operation. */
 	sum[OPLOG_STAT_QUEUED] += sum[OPLOG_STAT_HITS];
-	seq_printf(m, "kind %s\nclock %s\nslots %u\nmax_len %u\ncaches %u\nlogs %ld\n",
+	seq_printf(m, "kind %s\nclock %s\nslots %u\nmax_len %u\ncaches %u\nlogs %lu\n",
 		   kinds[type->kind], oplog_clock_is_tsc() ? "tsc" : "seq",
 		   type->nr_slots, type->max_len, caches,
-		   atomic_long_read(&type->nr_logs));
+		   oplog_type_nr_logs(type));
 	seq_printf(m, "log_bytes %u\ncache_bytes %zu\n",
 		   kmem_cache_size(oplog_log_cachep),
 		   sizeof(*cache) + type->nr_slots * sizeof(*cache->slots));
@@ -1022,6 +1222,11 @@ static int oplog_stats_show(struct seq_file *m, void *v)
 DEFINE_SHOW_ATTRIBUTE(oplog_stats);
 
 /* ---- registration ---- */
+
+static unsigned long oplog_shrink_count(struct shrinker *s,
+					struct shrink_control *sc);
+static unsigned long oplog_shrink_scan(struct shrinker *s,
+				       struct shrink_control *sc);
 
 /**
  * oplog_type_register() - set up a type and its per-CPU log caches
@@ -1047,8 +1252,7 @@ int oplog_type_register(struct oplog_type *type)
 
 	if (!READ_ONCE(oplog_ready))
 		return -EAGAIN;
-	if (!ops || !ops->lock || !ops->trylock || !ops->unlock ||
-	    type->kind > OPLOG_ABSORBING)
+	if (!ops || !ops->obj_lock || type->kind > OPLOG_ABSORBING)
 		return -EINVAL;
 	if (oplog_has_list(type) ? !ops->exec : !ops->fold)
 		return -EINVAL;
@@ -1060,7 +1264,7 @@ int oplog_type_register(struct oplog_type *type)
 	type->nr_slots = slots;
 	type->max_len = max_len;
 	type->slot_bits = ilog2(slots);
-	atomic_long_set(&type->nr_logs, 0);
+	type->shrink_cpu = cpumask_first(cpu_possible_mask);
 	init_completion(&type->released);
 
 	/* Reserve every possible CPU's cache now: queueing never allocates it. */
@@ -1075,15 +1279,27 @@ int oplog_type_register(struct oplog_type *type)
 			return -ENOMEM;
 		}
 	}
+	/* One shrinker per type: its count and its scan cursor are its own. */
+	type->shrinker = shrinker_alloc(0, "oplog-%s", type->name ?: "unnamed");
+	if (!type->shrinker) {
+		oplog_free_spares(type);
+		return -ENOMEM;
+	}
+	type->shrinker->count_objects = oplog_shrink_count;
+	type->shrinker->scan_objects = oplog_shrink_scan;
+	type->shrinker->seeks = DEFAULT_SEEKS;
+	type->shrinker->private_data = type;
 	ret = clustered_init(&type->caches, &oplog_cache_ops,
 			     CLUSTERED_PER_CPU, GFP_KERNEL);
 	if (ret) {
+		shrinker_free(type->shrinker);
 		oplog_free_spares(type);
 		return ret;
 	}
 	mutex_lock(&oplog_types_lock);
 	list_add_tail(&type->list, &oplog_types);
 	mutex_unlock(&oplog_types_lock);
+	shrinker_register(type->shrinker);
 	type->debugfs = debugfs_create_dir(type->name ?: "unnamed",
 					   oplog_debugfs_root);
 	debugfs_create_file("stats", 0444, type->debugfs, type,
@@ -1111,6 +1327,9 @@ void oplog_type_unregister(struct oplog_type *type)
 	unsigned int cpu, i;
 	long leaked = 0;
 
+	/* Waits for a scan in progress. */
+	shrinker_free(type->shrinker);
+	type->shrinker = NULL;
 	mutex_lock(&oplog_types_lock);
 	list_del(&type->list);
 	mutex_unlock(&oplog_types_lock);
@@ -1123,9 +1342,8 @@ void oplog_type_unregister(struct oplog_type *type)
 		for (i = 0; i < type->nr_slots; i++)
 			leaked += !!cache->slots[i];
 	}
-	if (WARN(leaked, "oplog: type %s unregistered with %ld logs of unflushed objects\n",
-		 type->name, leaked))
-		atomic_long_sub(leaked, &oplog_nr_logs);
+	WARN(leaked, "oplog: type %s unregistered with %ld logs of unflushed objects\n",
+	     type->name, leaked);
 	qdo_barrier();
 	rcu_barrier();
 	clustered_destroy(&type->caches);
@@ -1153,40 +1371,49 @@ static int oplog_cpu_dead(unsigned int cpu)
 static unsigned long oplog_shrink_count(struct shrinker *s,
 					struct shrink_control *sc)
 {
-	unsigned long n = atomic_long_read(&oplog_nr_logs);
+	unsigned long n = oplog_type_nr_logs(s->private_data);
 
 	return n ?: SHRINK_EMPTY;
 }
 
 /*
  * Free the logs nobody used since the previous pass (a clock algorithm on
- * the referenced flag); their objects are synchronized first.  No
- * cpus_read_lock() here (reclaim may run under the hotplug lock): a CPU
- * that dies meanwhile is drained by oplog_cpu_dead(), which waits for the
- * mutex we hold.
+ * the referenced flag); their objects' operations are applied first.  Each
+ * call scans @sc->nr_to_scan slots, round robin over the CPUs that have a
+ * cache: from the slot and the CPU where the previous call stopped to the
+ * end of that CPU's table, then on to the next CPU, so that every CPU's
+ * logs are reached (the shrinker asks for batches of 128 slots, 4096
+ * slots per CPU is the default).  No cpus_read_lock() here (reclaim may
+ * run under the hotplug lock): a CPU that dies meanwhile is drained by
+ * oplog_cpu_dead(), which waits for the mutex we hold.
  */
 static unsigned long oplog_shrink_scan(struct shrinker *s,
 				       struct shrink_control *sc)
 {
-	unsigned long freed = 0;
-	struct oplog_type *type;
-	unsigned int cpu;
-
-	unsigned long scan = sc->nr_to_scan;
+	struct oplog_type *type = s->private_data;
+	unsigned long scan = sc->nr_to_scan, freed = 0, n;
+	struct oplog_cache *cache;
+	unsigned int cpu, visited;
 
 	/* Users' callbacks may take filesystem locks. */
 	if (!(sc->gfp_mask & __GFP_FS) || !mutex_trylock(&oplog_types_lock))
 		return SHRINK_STOP;
-	list_for_each_entry(type, &oplog_types, list) {
-		for_each_possible_cpu(cpu) {
-			freed += oplog_evict_cpu(type, cpu, true, scan);
-			sc->nr_scanned += min_t(unsigned long, scan, type->nr_slots);
-			scan -= min_t(unsigned long, scan, type->nr_slots);
-			if (!scan)
+	/* Every CPU once, and the first one's slots before its hand. */
+	for (visited = 0; scan && visited <= nr_cpu_ids; visited++) {
+		cpu = type->shrink_cpu;
+		cache = oplog_cache_of(type, cpu);
+		if (cache) {
+			n = min_t(unsigned long, scan,
+				  type->nr_slots - cache->hand);
+			freed += oplog_evict_cpu(type, cpu, true, n);
+			scan -= n;
+			/* Stopped inside this CPU's table: go on there. */
+			if (cache->hand)
 				break;
 		}
-		if (!scan)
-			break;
+		cpu = cpumask_next(cpu, cpu_possible_mask);
+		type->shrink_cpu = cpu < nr_cpu_ids ? cpu :
+				   cpumask_first(cpu_possible_mask);
 	}
 	mutex_unlock(&oplog_types_lock);
 	return freed;
@@ -1194,7 +1421,6 @@ static unsigned long oplog_shrink_scan(struct shrinker *s,
 
 static int __init oplog_init(void)
 {
-	struct shrinker *shrinker;
 	int ret;
 
 	oplog_clock_init();
@@ -1204,13 +1430,6 @@ static int __init oplog_init(void)
 	if (ret < 0)
 		pr_warn("no CPU hotplug callback (%d): offline CPUs keep their logs\n",
 			ret);
-	shrinker = shrinker_alloc(0, "oplog");
-	if (shrinker) {
-		shrinker->count_objects = oplog_shrink_count;
-		shrinker->scan_objects = oplog_shrink_scan;
-		shrinker->seeks = DEFAULT_SEEKS;
-		shrinker_register(shrinker);
-	}
 	oplog_debugfs_root = debugfs_create_dir("oplog", NULL);
 	WRITE_ONCE(oplog_ready, true);
 	return 0;

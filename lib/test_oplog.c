@@ -119,22 +119,9 @@ static struct {
 	int		registered;	/* 0, or the oplog_type_register() error */
 } lb;
 
-static void lb_lock(struct oplog_obj *oo)
-	__acquires(&lb_list.lock)
+static spinlock_t *lb_lock(struct oplog_obj *oo)
 {
-	spin_lock(&lb_list.lock);
-}
-
-static bool lb_trylock(struct oplog_obj *oo)
-{
-	/* __release(): for sparse, the lock is handed to the caller. */
-	return spin_trylock(&lb_list.lock) ? ({ __release(&lb_list.lock); true; }) : false;
-}
-
-static void lb_unlock(struct oplog_obj *oo)
-	__releases(&lb_list.lock)
-{
-	spin_unlock(&lb_list.lock);
+	return &lb_list.lock;
 }
 
 static void lb_exec(struct oplog_obj *oo, struct oplog_op *op)
@@ -171,9 +158,7 @@ static void lb_absorb(struct oplog_obj *oo, struct oplog_op *add,
 }
 
 static const struct oplog_type_ops lb_ops = {
-	.lock		= lb_lock,
-	.trylock	= lb_trylock,
-	.unlock		= lb_unlock,
+	.obj_lock	= lb_lock,
 	.exec		= lb_exec,
 	.absorb		= lb_absorb,
 };
@@ -504,9 +489,9 @@ static int check_show(struct seq_file *m, void *v)
 	mode = lb.mode;
 	/* The locked list is up to date; OpLog's must be synchronized. */
 	if (mode == LB_LOCKED) {
-		lb_lock(&lb_list.oo);
+		spin_lock(&lb_list.lock);
 		lb_snapshot(&snap);
-		lb_unlock(&lb_list.oo);
+		spin_unlock(&lb_list.lock);
 	} else {
 		oplog_synchronize(lb_types[mode], &lb_list.oo);
 		lb_snapshot(&snap);

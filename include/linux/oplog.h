@@ -9,7 +9,9 @@
  * Object::queue).  A reader calls oplog_synchronize() (Object::synchronize),
  * which locks the object, merges the logged operations of every CPU in
  * timestamp order and executes them, and returns with the object locked;
- * oplog_unlock() (Object::unlock) ends the read.
+ * oplog_unlock() (Object::unlock) ends the read.  The object lock does not
+ * stop other CPUs from queueing into their logs meanwhile;
+ * oplog_flush_locked() does (see the comment above oplog_synchronize()).
  *
  * The thesis's Queue class becomes a log kind (&enum oplog_kind), as sv6's
  * critique of the paper's API recommends: an ordered log of timestamped
@@ -20,9 +22,12 @@
  * Logs live in per-type log caches (thesis section 7): one clustered object
  * (<linux/clustered.h>) per type whose per-CPU representative is a
  * direct-mapped table of slots, each holding at most one log.  A slot
- * conflict evicts the victim by synchronizing it; a full log synchronizes;
- * retired logs are freed through QDo (<linux/qdo.h>) once the only CPU that
- * can still reach them has passed a quiescent state.
+ * conflict evicts the victim, applying what this CPU logged for it (a
+ * counter folds this CPU's delta alone; an ordered log is merged with the
+ * victim's other logs); a full log synchronizes; retired logs are freed
+ * through QDo (<linux/qdo.h>) once the only CPU that can still reach them
+ * has passed a quiescent state.  A shrinker per type frees idle logs on
+ * every CPU; the number of logs is a sum of per-CPU counts.
  *
  * See Documentation/core-api/oplog.rst for the model, the ordering guarantee
  * and its dependency on the clock, and a worked conversion.
@@ -35,7 +40,11 @@
 #include <linux/gfp_types.h>
 #include <linux/list.h>
 #include <linux/lockdep_types.h>
+#include <linux/oplog_types.h>
+#include <linux/spinlock_types.h>
 #include <linux/types.h>
+
+struct shrinker;
 
 /* Thesis defaults (section 7 and 8.3.2): 4096 slots per CPU, 128 entries. */
 #define OPLOG_DEFAULT_SLOTS	4096
@@ -93,24 +102,12 @@ struct oplog_op {
 };
 
 /**
- * struct oplog_obj - per-object OpLog metadata, embedded in the shared object
- * @cpus: CPUs that may hold a log of this object, one bit per CPU modulo
- *	BITS_PER_LONG (a superset when there are more CPUs than bits).
- *	Written only with the object lock held (thesis section 7: "a bitmap
- *	stored in the object ... protected by a lock").
- *
- * Cost: one word per object, whatever the number of CPUs.
- */
-struct oplog_obj {
-	unsigned long		cpus;
-};
-
-/**
  * struct oplog_type_ops - what a user of OpLog provides
- * @lock: take the object lock (the thesis's per-object lock).  Mandatory.
- * @trylock: try to take it; used to evict or flush another object while
- *	per-CPU cache locks are held.  Mandatory.
- * @unlock: release it.  Mandatory.
+ * @obj_lock: return the object lock (the thesis's per-object lock), a
+ *	spinlock_t that OpLog takes with spin_lock(), and with spin_trylock()
+ *	to evict another object while per-CPU cache locks are held.  OpLog
+ *	takes and releases it itself, so that sparse and lockdep see every
+ *	acquisition.  Mandatory.
  * @exec: execute @op against the shared object (Op::exec).  Called with
  *	the object lock held, in task context, possibly from memory reclaim
  *	(the shrinker, only for __GFP_FS reclaim), from CPU hotplug, or while
@@ -128,17 +125,15 @@ struct oplog_obj {
  *	-ENOENT and nothing is logged.  Optional.
  * @detach: a CPU's log of this object was removed, after its operations
  *	were applied: undo @attach.  Object lock held, same context as @exec;
- *	->unlock is called on the object afterwards, so @detach must not drop
- *	the last reference that keeps the object (and its lock) alive.
+ *	the object lock is released afterwards, so @detach must not drop the
+ *	last reference that keeps the object (and its lock) alive.
  *	Optional.
  *
  * None of the callbacks may call oplog_queue() or oplog_add() on the object
  * they were called for: its lock is held.
  */
 struct oplog_type_ops {
-	void	(*lock)(struct oplog_obj *obj);
-	bool	(*trylock)(struct oplog_obj *obj);
-	void	(*unlock)(struct oplog_obj *obj);
+	spinlock_t *(*obj_lock)(struct oplog_obj *obj);
 	void	(*exec)(struct oplog_obj *obj, struct oplog_op *op);
 	void	(*fold)(struct oplog_obj *obj, long delta);
 	void	(*absorb)(struct oplog_obj *obj, struct oplog_op *add,
@@ -169,12 +164,13 @@ struct oplog_type {
 
 	/* private: */
 	unsigned int			slot_bits;
+	unsigned int			shrink_cpu;
 	void * __percpu			*spares;
 	struct clustered_obj		caches;
 	struct list_head		list;
 	struct lock_class_key		log_key;
 	struct lock_class_key		cache_key;
-	atomic_long_t			nr_logs;
+	struct shrinker			*shrinker;
 	struct completion		released;
 	struct dentry			*debugfs;
 };
@@ -188,11 +184,26 @@ int oplog_queue(struct oplog_type *type, struct oplog_obj *obj,
 		struct oplog_op *op);
 int oplog_add(struct oplog_type *type, struct oplog_obj *obj, long delta);
 
-void oplog_synchronize(struct oplog_type *type, struct oplog_obj *obj);
+/*
+ * oplog_synchronize() and oplog_synchronize_locked() apply every operation
+ * queued before the call, but holding the object lock does NOT exclude
+ * other CPUs' oplog_queue() or oplog_add(): their hit path never takes it,
+ * and appends to their own logs while the reader holds the lock.  To keep
+ * every CPU's updates out until the lock is dropped (e.g. a reader that
+ * must see every pending update, such as an rmap walk), call
+ * oplog_flush_locked() under the lock instead: it detaches every CPU's
+ * log, so that an update must miss and take the object lock to log again.
+ */
+void oplog_synchronize(struct oplog_type *type, struct oplog_obj *obj)
+	__acquires(obj);
 void oplog_synchronize_locked(struct oplog_type *type, struct oplog_obj *obj);
-void oplog_unlock(struct oplog_type *type, struct oplog_obj *obj);
+void oplog_unlock(struct oplog_type *type, struct oplog_obj *obj)
+	__releases(obj);
 void oplog_flush_locked(struct oplog_type *type, struct oplog_obj *obj);
 void oplog_flush(struct oplog_type *type, struct oplog_obj *obj);
+
+unsigned long oplog_type_nr_logs(struct oplog_type *type);
+void oplog_type_drain(struct oplog_type *type);
 
 u64 oplog_clock(void);
 bool oplog_clock_is_tsc(void);

@@ -162,6 +162,65 @@ def kernel_doc_files(owner):
 		      not f.startswith(('tools/', 'Documentation/', 'samples/', 'scripts/')))
 
 
+def check_dcount_readers(src):
+	"""Find every reader of d_count() and d_lockref.count in @src.
+
+	The dentry OpLog makes d_lockref.count inexact for the dentries of a
+	superblock with SB_I_DCACHE_OPLOG (fs/dcache_oplog.c).  Runs
+	cocci/dcount_readers.cocci on the files that mention either, and
+	returns the problems: a reader missing from cocci/dcount_readers.allow,
+	a listed one that is gone, or a file whose code (not comments) names
+	them where coccinelle found no reader (a macro, or a parse failure).
+	"""
+	here = os.path.join(common.TOP, 'tools', 'testing', 'scalable', 'cocci')
+	pattern = r'\bd_count\s*\(|\bd_lockref\s*\.\s*count'
+	allowed = {}
+	with open(os.path.join(here, 'dcount_readers.allow')) as f:
+		for line in f:
+			if line.strip() and not line.startswith('#'):
+				path, fn, why = (line.split(None, 2) + ['', ''])[:3]
+				allowed[(path, fn)] = why.strip()
+	r = subprocess.run(['grep', '-rlE', '--include=*.c', '--include=*.h',
+			    '--exclude-dir=tools', '--exclude-dir=Documentation',
+			    '--exclude-dir=scripts', pattern, '.'],
+			   cwd=src, capture_output=True, text=True)
+	files = sorted(f[2:] for f in r.stdout.split())
+	r = subprocess.run(['spatch', '--very-quiet', '-D', 'report', '--no-includes',
+			    '--include-headers', '--cocci-file',
+			    os.path.join(here, 'dcount_readers.cocci')] + files,
+			   cwd=src, capture_output=True, text=True)
+	found = {}
+	for m in re.finditer(r'^READER (?:\./)?(\S+):(\d+):(\S+)$', r.stdout, re.M):
+		found.setdefault((m.group(1), m.group(3)), m.group(2))
+	problems = []
+	if r.returncode != 0:
+		problems.append('spatch failed: ' + r.stderr[-2000:])
+	for (path, fn), line in sorted(found.items()):
+		if (path, fn) not in allowed:
+			problems.append('%s:%s: %s() reads a dentry count: make it fold the '
+					'per-CPU counts (dcache_oplog_sync()) or keep its filesystem '
+					'out of SB_I_DCACHE_OPLOG, then list it in dcount_readers.allow'
+					% (path, line, fn))
+		elif not allowed[(path, fn)]:
+			problems.append('%s %s: dcount_readers.allow gives no reason' % (path, fn))
+	for path, fn in sorted(set(allowed) - set(found)):
+		problems.append('%s %s: listed in dcount_readers.allow but reads no count '
+				'any more: remove it' % (path, fn))
+	parsed = {path for path, fn in found}
+	for path in files:
+		code = [l for l in open(os.path.join(src, path), errors='replace')
+			if re.search(pattern, l) and not re.match(r'\s*(\*|/\*|//)', l)]
+		if path in parsed:
+			# Coccinelle does not look into macros.
+			code = [l for l in code if re.match(r'\s*#\s*define', l)]
+		if code:
+			problems.append('%s: names d_count() or d_lockref.count where '
+					'coccinelle found no reader: %s' % (path, code[0].strip()))
+	log('dentry count readers: %d in %d files, %d reviewed' %
+	      (len(found), len(parsed), len(allowed)))
+	return problems
+
+
 def cmd_check(args):
 	ensure_packages(need_base=not (os.environ.get('LINUX_TREE') or
 				       os.environ.get('LINUX_TARBALL')))
@@ -194,6 +253,7 @@ def cmd_check(args):
 		if r.returncode != 0 or out:
 			failures.append('kernel-doc -Wall:\n' + out)
 		log('kernel-doc -Wall: %d files checked' % len(docfiles))
+	failures += ['d_count() readers: ' + p for p in check_dcount_readers(src)]
 	# Build first: the objects must come from the current .config.
 	obj = build_kernel('release')
 	if cfiles:

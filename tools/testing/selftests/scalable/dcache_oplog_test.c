@@ -11,12 +11,20 @@
  *     ENOENT, EEXIST, ENOTEMPTY and ENOTDIR/EISDIR (a name changed kind)
  *     are allowed.  Afterwards every name that stat() finds is listed by
  *     readdir() and the other way round, files have one link, and
- *     directories two.
+ *     directories two; and turning the switch off leaves no log.
  *  2. umount: every CPU stats many files (their dentries get per-CPU
  *     counts), then the tmpfs is unmounted; that must succeed, and the
  *     dentries must really go: the dentry count of /proc/sys/fs/dentry-state
  *     and the number of per-CPU logs (dcache_oplog/logs) fall back to near
  *     where they were before the files were created.
+ *  3. shrink: pinned to CPU 1, open, stat and close 4096 fresh names (the
+ *     dentries get counter logs in CPU 1's log cache, each holding a pin
+ *     on its dentry), then drop the slab caches a few times: OpLog's
+ *     shrinker must reach CPU 1's logs, so the number of logs and of pins
+ *     (oplog/dentry/stats and dcache_oplog/logs) must fall back to near
+ *     where it was.  Tmpfs dentries keep their own reference, so nothing
+ *     but that shrinker (or an unlink) detaches their logs.  A shrinker
+ *     that scans only the first CPU's cache fails this.
  *
  * The kernel's own checks (umount_check(), "busy inodes", kmemleak in the
  * debug boot) catch a leaked or early-freed dentry as a splat.
@@ -40,6 +48,10 @@
 
 #define SWITCH		"/sys/kernel/debug/dcache_oplog/enabled"
 #define LOGS		"/sys/kernel/debug/dcache_oplog/logs"
+#define STATS		"/sys/kernel/debug/oplog/dentry/stats"
+#define NR_SHRINK	4096
+#define SHRINK_CPU	1
+#define SHRINK_TRIES	16
 #define NR_NAMES	6
 #define NR_FILES	2000
 #define RACE_MS		1500
@@ -239,7 +251,7 @@ static void test_race(int ncpu)
 {
 	pid_t pids[1024];
 	char p[300];
-	long until, t;
+	long until, t, off_logs;
 	int i, flips = 0;
 
 	snprintf(p, sizeof(p), "%s/r", root);
@@ -263,7 +275,15 @@ static void test_race(int ncpu)
 		ksft_test_result_fail("race: a racer failed\n");
 		return;
 	}
-	ksft_test_result(!check_names(), "race: %d CPUs, %d switch flips\n",
+	/* Off detaches every log: fast_dput() then ignores d_oplog. */
+	write_str(SWITCH, "0");
+	off_logs = read_long(LOGS);
+	write_str(SWITCH, "1");
+	if (off_logs)
+		ksft_print_msg("race: %ld logs left with the switch off\n",
+			       off_logs);
+	ksft_test_result(!check_names() && !off_logs,
+			 "race: %d CPUs, %d switch flips, no log when off\n",
 			 ncpu, flips);
 }
 
@@ -334,13 +354,115 @@ static void test_umount(int ncpu)
 			 "umount of a tmpfs with hot dentries frees them\n");
 }
 
+/* The "logs" line of OpLog's statistics of the dentry type. */
+static long stats_logs(void)
+{
+	char line[128];
+	long n = -1;
+	FILE *f;
+
+	f = fopen(STATS, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "logs %ld", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/* Pinned to SHRINK_CPU: create, open, stat and close every name. */
+static int shrink_worker(void)
+{
+	char p[300];
+	struct stat st;
+	int i, fd;
+
+	pin(SHRINK_CPU);
+	if (sched_getcpu() != SHRINK_CPU)
+		return 2;
+	for (i = 0; i < NR_SHRINK; i++) {
+		snprintf(p, sizeof(p), "%s/s%d", root, i);
+		fd = open(p, O_WRONLY | O_CREAT, 0644);
+		if (fd < 0)
+			return 1;
+		close(fd);
+		if (stat(p, &st))
+			return 1;
+		fd = open(p, O_RDONLY);
+		if (fd < 0)
+			return 1;
+		if (fstat(fd, &st)) {
+			close(fd);
+			return 1;
+		}
+		close(fd);
+		if (stat(p, &st))
+			return 1;
+	}
+	return 0;
+}
+
+static void test_shrink(void)
+{
+	long logs0, pins0, logs1, pins1, logs2 = -1, pins2 = -1, limit;
+	int status, tries;
+	pid_t pid;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) <= SHRINK_CPU) {
+		ksft_test_result_skip("shrink: needs CPU %d\n", SHRINK_CPU);
+		return;
+	}
+	if (mount("none", root, "tmpfs", 0, "size=64m")) {
+		ksft_test_result_fail("shrink: mount: %s\n", strerror(errno));
+		return;
+	}
+	write_str("/proc/sys/vm/drop_caches", "2");
+	logs0 = stats_logs();
+	pins0 = read_long(LOGS);
+	pid = fork();
+	if (!pid)
+		_exit(shrink_worker());
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status)) {
+		ksft_test_result_fail("shrink: the worker on CPU %d failed\n",
+				      SHRINK_CPU);
+		goto out;
+	}
+	logs1 = stats_logs();
+	pins1 = read_long(LOGS);
+	ksft_print_msg("shrink: before %ld logs %ld pins\n", logs0, pins0);
+	ksft_print_msg("shrink: after %d names on CPU %d: %ld logs %ld pins\n",
+		       NR_SHRINK, SHRINK_CPU, logs1, pins1);
+	if (logs1 < logs0 + NR_SHRINK / 4 || pins1 < pins0 + NR_SHRINK / 4) {
+		ksft_test_result_fail("shrink: the names got no per-CPU counts\n");
+		goto out;
+	}
+	/* A clock algorithm: the first pass only clears the referenced bits. */
+	limit = (logs1 - logs0) / 8;
+	for (tries = 1; tries <= SHRINK_TRIES; tries++) {
+		write_str("/proc/sys/vm/drop_caches", "2");
+		logs2 = stats_logs();
+		pins2 = read_long(LOGS);
+		if (logs2 <= logs0 + limit && pins2 <= pins0 + limit)
+			break;
+	}
+	ksft_print_msg("shrink: after %d drop_caches: %ld logs %ld pins\n",
+		       tries > SHRINK_TRIES ? SHRINK_TRIES : tries, logs2, pins2);
+	ksft_test_result(logs2 <= logs0 + limit && pins2 <= pins0 + limit,
+			 "shrink: drop_caches frees CPU %d's dentry logs and pins\n",
+			 SHRINK_CPU);
+out:
+	umount2(root, MNT_DETACH);
+}
+
 int main(void)
 {
 	int ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	long saved;
 
 	ksft_print_header();
-	ksft_set_plan(2);
+	ksft_set_plan(3);
 	if (getuid())
 		ksft_exit_skip("needs root\n");
 	saved = read_long(SWITCH);
@@ -357,6 +479,7 @@ int main(void)
 
 	test_race(ncpu);
 	test_umount(ncpu);
+	test_shrink();
 
 	umount2(root, MNT_DETACH);
 	rmdir(root);
