@@ -1031,7 +1031,7 @@ static bool oplog_evict_slot(struct oplog_type *type, struct oplog_cache *cache,
 			ops->detach(obj);
 	}
 	spin_unlock(lock);
-	return log != NULL;
+	return log;
 }
 
 /*
