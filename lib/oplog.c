@@ -999,26 +999,20 @@ static bool oplog_evict_slot(struct oplog_type *type, struct oplog_cache *cache,
 
 	raw_spin_lock(&cache->lock);
 	log = cache->slots[i];
-	if (!log) {
-		raw_spin_unlock(&cache->lock);
-		return false;
-	}
+	if (!log)
+		goto out_unlock;
 	if (idle_only) {
 		raw_spin_lock(&log->lock);
 		used = log->referenced;
 		log->referenced = false;
 		raw_spin_unlock(&log->lock);
-		if (used) {
-			raw_spin_unlock(&cache->lock);
-			return false;
-		}
+		if (used)
+			goto out_unlock;
 	}
 	obj = log->obj;
 	lock = oplog_lock_of(type, obj);
-	if (!spin_trylock(lock)) {
-		raw_spin_unlock(&cache->lock);
-		return false;
-	}
+	if (!spin_trylock(lock))
+		goto out_unlock;
 	raw_spin_unlock(&cache->lock);
 
 	log = oplog_collect(type, obj, cpu, U64_MAX, true, &batch, &delta);
@@ -1032,6 +1026,10 @@ static bool oplog_evict_slot(struct oplog_type *type, struct oplog_cache *cache,
 	}
 	spin_unlock(lock);
 	return log;
+
+out_unlock:
+	raw_spin_unlock(&cache->lock);
+	return false;
 }
 
 /*

@@ -184,10 +184,11 @@ def trace_check(logdir):
 	"""make test: the instrument at 2 and 4 vCPUs, and the stat gate at 4."""
 	problems = []
 	results = []
-	# A quantum of 20 instructions forces the vCPUs to interleave about once
+	# A quantum of 5 instructions (less than a block) forces the vCPUs to take
+	# turns block by block, about once
 	# per cacheline_bench operation even when the host is busy; at 100 the
 	# interleaving of such short operations depends on the host's scheduler.
-	quantum = env_int('TRACE_QUANTUM', 20)
+	quantum = env_int('TRACE_QUANTUM', 5)
 	for n, work in ((2, ('cacheline_bench',)), (4, ('cacheline_bench', 'stat_bench'))):
 		res, p = trace_boot(n, work, 500, logdir, quantum)
 		problems += p
