@@ -87,6 +87,7 @@ static int shm_fd = -1;
 static int max_workers;
 static bool dir_ready;
 static int interrupted;
+static int dcache_oplog_saved = -1;	/* the switch before we touched it */
 
 static_assert(sizeof(struct bench_slot) == BENCH_CACHELINE,
 	      "a worker slot must fill exactly one cache line");
@@ -465,6 +466,94 @@ int bench_set_baseline(const char *mode, const char *base)
 int bench_nr_modes(void)
 {
 	return nr_modes;
+}
+
+/**
+ * bench_dcache_oplog_switch() - read or set the dentry OpLog switch
+ * @val: -1 to read the switch, 0 or 1 to write that value
+ *
+ * The switch is BENCH_DCACHE_OPLOG, present with CONFIG_DCACHE_OPLOG and
+ * debugfs mounted.  A stock kernel has none.
+ *
+ * Return: the value read, or @val once written; -1 with errno set if there
+ * is no switch or it could not be read or written.
+ */
+int bench_dcache_oplog_switch(int val)
+{
+	char c = '0' + val;
+	int fd, ret;
+
+	fd = open(BENCH_DCACHE_OPLOG, val < 0 ? O_RDONLY : O_WRONLY);
+	if (fd < 0)
+		return -1;
+	if (val < 0)
+		ret = read(fd, &c, 1) == 1 ? c - '0' : -1;
+	else
+		ret = write(fd, &c, 1) == 1 ? val : -1;
+	close(fd);
+	return ret;
+}
+
+/**
+ * bench_add_oplog_modes() - register a mode with the dentry OpLog off and on
+ * @name: the mode's name, without suffix
+ * @param: its parameter, without BENCH_PARAM_OPLOG
+ *
+ * Registers "<name>-stock" with @param and, if the dentry OpLog switch
+ * exists, "<name>-oplog" with @param | BENCH_PARAM_OPLOG, whose RESULT
+ * lines carry its ratio to "<name>-stock" (bench_set_baseline()).  A run
+ * selects the switch with bench_dcache_oplog_select().  Called from
+ * bench_desc.init.
+ *
+ * Return: 0, or -1 if the table is full.
+ */
+int bench_add_oplog_modes(const char *name, __u64 param)
+{
+	char stock[BENCH_NAME_LEN], oplog[BENCH_NAME_LEN];
+
+	snprintf(stock, sizeof(stock), "%s-stock", name);
+	snprintf(oplog, sizeof(oplog), "%s-oplog", name);
+	if (bench_add_mode(stock, param))
+		return -1;
+	if (bench_dcache_oplog_switch(-1) < 0)
+		return 0;
+	if (bench_add_mode(oplog, param | BENCH_PARAM_OPLOG) ||
+	    bench_set_baseline(oplog, stock))
+		return -1;
+	return 0;
+}
+
+/**
+ * bench_dcache_oplog_select() - switch the dentry OpLog for a run
+ * @param: the run's mode parameter (bench_ctl.param)
+ *
+ * Parent side, from bench_desc.prepare_run: turns the dentry OpLog on if
+ * @param has BENCH_PARAM_OPLOG, off otherwise.  The first call saves the
+ * switch; the engine writes it back at the end, also after a failure.
+ * Without a switch there is nothing to do (only "-stock" modes exist).
+ *
+ * Return: 0, or -1 after a diagnostic if the switch could not be set.
+ */
+int bench_dcache_oplog_select(__u64 param)
+{
+	int on = !!(param & BENCH_PARAM_OPLOG);
+
+	if (dcache_oplog_saved < 0)
+		dcache_oplog_saved = bench_dcache_oplog_switch(-1);
+	if (dcache_oplog_saved >= 0 && bench_dcache_oplog_switch(on) != on) {
+		ksft_print_msg("cannot write %d to %s: %s\n", on,
+			       BENCH_DCACHE_OPLOG, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Put the dentry OpLog switch back as bench_dcache_oplog_select() found it. */
+static void dcache_oplog_restore(void)
+{
+	if (dcache_oplog_saved >= 0)
+		bench_dcache_oplog_switch(dcache_oplog_saved);
+	dcache_oplog_saved = -1;
 }
 
 /**
@@ -1572,6 +1661,7 @@ static void cleanup_all(void)
 {
 	if (bd->cleanup)
 		bd->cleanup();
+	dcache_oplog_restore();
 	remove_dir();
 }
 

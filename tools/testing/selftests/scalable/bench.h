@@ -29,6 +29,10 @@
 #define BENCH_MAX_MODES		32
 #define BENCH_MAX_COUNTS	64
 #define BENCH_NAME_LEN		32
+/* bench_worker.param bit of the "-oplog" modes, see bench_add_oplog_modes() */
+#define BENCH_PARAM_OPLOG	0x100
+/* The run-time switch of the dentry OpLog (CONFIG_DCACHE_OPLOG) */
+#define BENCH_DCACHE_OPLOG	"/sys/kernel/debug/dcache_oplog/enabled"
 
 /* Phase word of the control block, written only by the parent. */
 enum bench_phase {
@@ -238,6 +242,9 @@ int bench_main(const struct bench_desc *desc, int argc, char **argv);
 int bench_add_mode(const char *name, __u64 param);
 int bench_set_baseline(const char *mode, const char *base);
 int bench_nr_modes(void);
+int bench_dcache_oplog_switch(int val);
+int bench_add_oplog_modes(const char *name, __u64 param);
+int bench_dcache_oplog_select(__u64 param);
 
 __u64 *bench_arg(struct bench_ctl *ctl, int idx);
 struct bench_slot *bench_slot(struct bench_ctl *ctl, int idx);

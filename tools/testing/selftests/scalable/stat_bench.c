@@ -30,33 +30,10 @@
 
 enum { MODE_SAME, MODE_PRIVATE };
 
-/* bench_worker.param: the mode, plus this bit for the OpLog variant */
-#define MODE_OPLOG	0x100
-
-#define OPLOG_SWITCH	"/sys/kernel/debug/dcache_oplog/enabled"
-
 static const char * const mode_names[] = { "same", "private" };
 static int mode_mask = 3;
 static char path[4200];
 static ino_t ino;
-static int oplog_saved = -1;	/* the switch before we touched it */
-
-/* Read (@val < 0) or set the dentry OpLog switch; -1 if there is none. */
-static int oplog_switch(int val)
-{
-	char c = '0' + val;
-	int fd, ret;
-
-	fd = open(OPLOG_SWITCH, val < 0 ? O_RDONLY : O_WRONLY);
-	if (fd < 0)
-		return -1;
-	if (val < 0)
-		ret = read(fd, &c, 1) == 1 ? c - '0' : -1;
-	else
-		ret = write(fd, &c, 1) == 1 ? val : -1;
-	close(fd);
-	return ret;
-}
 
 static int stat_parse_opt(int opt, const char *arg)
 {
@@ -75,35 +52,18 @@ static int stat_parse_opt(int opt, const char *arg)
 
 static int stat_init(void)
 {
-	bool oplog = oplog_switch(-1) >= 0;
-	char stock[32], op[32];
 	int i;
 
-	for (i = MODE_SAME; i <= MODE_PRIVATE; i++) {
-		if (!(mode_mask & (1 << i)))
-			continue;
-		snprintf(stock, sizeof(stock), "%s-stock", mode_names[i]);
-		snprintf(op, sizeof(op), "%s-oplog", mode_names[i]);
-		if (bench_add_mode(stock, i))
+	for (i = MODE_SAME; i <= MODE_PRIVATE; i++)
+		if ((mode_mask & (1 << i)) &&
+		    bench_add_oplog_modes(mode_names[i], i))
 			return -1;
-		if (!oplog)
-			continue;
-		if (bench_add_mode(op, i | MODE_OPLOG) ||
-		    bench_set_baseline(op, stock))
-			return -1;
-	}
 	return 0;
-}
-
-static void stat_cleanup(void)
-{
-	if (oplog_saved >= 0)
-		oplog_switch(oplog_saved);
 }
 
 static void file_path(char *buf, size_t size, int mode, int idx)
 {
-	if ((mode & ~MODE_OPLOG) == MODE_SAME)
+	if ((mode & ~BENCH_PARAM_OPLOG) == MODE_SAME)
 		snprintf(buf, size, "%s/d/e/f", bench_cfg.dir);
 	else
 		snprintf(buf, size, "%s/d/e/f.%d", bench_cfg.dir, idx);
@@ -152,15 +112,9 @@ static int stat_prepare_run(struct bench_ctl *ctl)
 	struct stat st;
 	char p[4200];
 	__u32 i;
-	int on = !!(ctl->param & MODE_OPLOG);
 
-	if (oplog_saved < 0)
-		oplog_saved = oplog_switch(-1);
-	if (oplog_saved >= 0 && oplog_switch(on) != on) {
-		ksft_print_msg("cannot write %d to %s: %s\n", on, OPLOG_SWITCH,
-			       strerror(errno));
+	if (bench_dcache_oplog_select(ctl->param))
 		return -1;
-	}
 	for (i = 0; i < ctl->nr_workers; i++) {
 		file_path(p, sizeof(p), ctl->param, i);
 		if (stat(p, &st)) {
@@ -217,7 +171,6 @@ static const struct bench_desc stat_bench = {
 	.parse_opt = stat_parse_opt,
 	.init = stat_init,
 	.setup = stat_setup,
-	.cleanup = stat_cleanup,
 	.prepare_run = stat_prepare_run,
 	.worker_init = stat_worker_init,
 	.worker_op = stat_worker_op,
