@@ -499,7 +499,12 @@ def _row(results, bench, mode, cpus):
 
 
 def targets(results):
-	"""Issue 11's targets: [(target, verdict, detail)], where measured."""
+	"""The issues' targets: [(target, verdict, detail)], where measured.
+
+	Issue 11's, and issue 12's "stat of 100k distinct names: OpLog within 3%
+	of stock", read as kernel instructions per stat() of stat_bench's many
+	mode at 1 vCPU (the traced boot gives it 8192 names).
+	"""
 	out = []
 	for n in (8, 16):
 		a = _row(results, 'stat_bench', 'same-oplog', n)
@@ -513,7 +518,7 @@ def targets(results):
 			out.append(('stat same-oplog: no OpLog line moves per stat at %d vCPUs' % n,
 				    'met' if own is not None and own <= 0.01 else 'missed',
 				    '%s OpLog transfers/op' % fmt(own, 4)))
-	for mode in ('same', 'private'):
+	for mode in ('same', 'private', 'many'):
 		a = _row(results, 'stat_bench', mode + '-oplog', 1)
 		b = _row(results, 'stat_bench', mode + '-stock', 1)
 		if a and b and a['ops'] and b['ops']:

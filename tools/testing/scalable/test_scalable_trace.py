@@ -179,6 +179,16 @@ class TraceTest(unittest.TestCase):
 		r = st.analyze_window(row, st.Symbols(self.map))
 		self.assertIsNone(r['transfers_per_op'])
 
+	def test_stat_many_target(self):
+		def row(mode, insn):
+			return {'bench': 'stat_bench', 'mode': mode, 'cpus': 1, 'ops': 10,
+				'kernel_insn_per_op': insn}
+		t = st.targets([row('many-stock', 4000), row('many-oplog', 4100)])
+		self.assertEqual(t, [('stat many: OpLog kernel instructions at most 3% above stock, '
+				      '1 vCPU', 'met', '4100 vs 4000 (+2.5%)')])
+		t = st.targets([row('many-stock', 4000), row('many-oplog', 4200)])
+		self.assertEqual(t[0][1], 'missed')
+
 
 if __name__ == '__main__':
 	unittest.main()
