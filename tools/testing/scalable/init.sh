@@ -81,8 +81,8 @@ quick)	bargs="-q" ; tmo=3600 ; names="" ;;
 esac
 [ -n "$scalable_cpus" ] && bargs="$bargs -c $scalable_cpus"
 
-for t in stat_bench fork_bench fork_truncate inotify_bench ast_bench qdo_latency \
-	 oplog_list_bench cacheline_bench; do
+for t in stat_bench open_bench create_bench fork_bench fork_truncate inotify_bench \
+	 ast_bench qdo_latency oplog_list_bench cacheline_bench; do
 	v=KSELFTEST_$(echo "$t" | tr a-z A-Z)_ARGS
 	export "$v=$bargs"
 done

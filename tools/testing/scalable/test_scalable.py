@@ -13,12 +13,14 @@ import ast
 import glob
 import importlib
 import os
+import re
 import subprocess
 import sys
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import scalable  # noqa: E402
 import scalable_common as common  # noqa: E402
 
 # The harness's modules and the harness modules each may import: a DAG,
@@ -122,6 +124,45 @@ class DriverTest(unittest.TestCase):
 		r = self.cli('boot', 'fast')
 		self.assertEqual(r.returncode, 2)
 		self.assertIn("invalid choice: 'fast'", r.stderr)
+
+
+class WorkloadTest(unittest.TestCase):
+	"""The benchmark programs, init.sh and the harness's lists agree."""
+
+	SELFTESTS = os.path.join(common.TOP, 'tools', 'testing', 'selftests', 'scalable')
+
+	def engine_programs(self):
+		"""The programs built on bench.c: the RESULT name is the program's."""
+		progs = []
+		for path in sorted(glob.glob(os.path.join(self.SELFTESTS, '*.c'))):
+			name = os.path.basename(path)[:-2]
+			with open(path) as f:
+				if name != 'bench' and '#include "bench.h"' in f.read():
+					progs.append(name)
+		return progs
+
+	def test_engine_programs_are_listed(self):
+		progs = self.engine_programs()
+		self.assertIn('stat_bench', progs)
+		for prog in progs:
+			self.assertIn(prog, common.BENCHMARKS)
+
+	def test_init_gives_every_benchmark_its_durations(self):
+		# Without KSELFTEST_<NAME>_ARGS a checking boot would run the
+		# default sweep: 1 s warm-up and 5 s measured, 3 runs per cell.
+		with open(os.path.join(common.HARNESS, 'init.sh')) as f:
+			text = f.read()
+		m = re.search(r'^for t in ((?:[^;]|\\\n)*); do\n\tv=KSELFTEST_', text, re.M)
+		self.assertIsNotNone(m)
+		listed = m.group(1).replace('\\\n', ' ').split()
+		for prog in self.engine_programs():
+			self.assertIn(prog, listed)
+
+	def test_trace_workloads_exist(self):
+		for prog in scalable.TRACE_WORKLOADS:
+			if prog != 'qdo_idle':
+				self.assertTrue(os.path.exists(os.path.join(self.SELFTESTS, prog + '.c')),
+						prog)
 
 
 def load_tests(loader, tests, pattern):
