@@ -979,6 +979,37 @@ int oplog_add(struct oplog_type *type, struct oplog_obj *obj, long delta)
 }
 EXPORT_SYMBOL_GPL(oplog_add);
 
+/**
+ * oplog_add_hit() - add to this CPU's counter only if it logs the object
+ * @type: the object's type, %OPLOG_COUNTER
+ * @obj: the object
+ * @delta: the signed amount
+ *
+ * The hit path of oplog_add() alone: if this CPU already holds a log of
+ * @obj, add @delta to it and return true; otherwise do nothing and return
+ * false, without taking the object lock, allocating or evicting.  For
+ * callers that may not take the object lock (the dentry reference that
+ * path_get() takes, whose caller may hold anything), or that want a log
+ * only for objects shown to be hot (fs/dcache_oplog.c).
+ *
+ * A log found here is attached: whatever its ->attach pinned stays pinned
+ * until a synchronize detaches the log under the log's lock, which this
+ * call holds while it adds, so @delta is either folded by that
+ * synchronize or not added at all (thesis section 7, the per-log lock).
+ *
+ * Context: any; outside task context (the per-CPU locks are not
+ * interrupt-safe) it returns false.  Does not sleep.
+ * Return: true if @delta was added, false if the caller must account it
+ * another way.
+ */
+bool oplog_add_hit(struct oplog_type *type, struct oplog_obj *obj, long delta)
+{
+	if (WARN_ON_ONCE(oplog_has_list(type)) || !in_task())
+		return false;
+	return oplog_hit(type, obj, false, NULL, delta, NULL);
+}
+EXPORT_SYMBOL_GPL(oplog_add_hit);
+
 /*
  * The body of oplog_evict_cpu() for slot @i of @cpu's @cache: detach its
  * log if it is idle (or @idle_only is false) and its object's lock can be

@@ -447,6 +447,51 @@ static void oplog_test_counter(struct kunit *test)
 }
 
 /*
+ * oplog_add_hit(): nothing without this CPU's log (no attach, no lock, no
+ * fold); with it, the delta is logged and folded by the next synchronize;
+ * after a flush detached the log, nothing again.  Another CPU's log of the
+ * object does not count.
+ */
+static void oplog_test_add_hit(struct kunit *test)
+{
+	struct ot_obj *o = ot_new(test, false);
+	unsigned int other;
+
+	ot_pin(test, 0);
+	KUNIT_EXPECT_FALSE(test, oplog_add_hit(&ot_counter, &o->oo, 5));
+	KUNIT_EXPECT_EQ(test, o->attach_calls, 0);
+	KUNIT_EXPECT_FALSE(test, oplog_obj_has_logs(&o->oo));
+
+	KUNIT_ASSERT_EQ(test, oplog_add(&ot_counter, &o->oo, 1), 0);
+	KUNIT_EXPECT_EQ(test, o->attach_calls, 1);
+	KUNIT_EXPECT_TRUE(test, oplog_add_hit(&ot_counter, &o->oo, 5));
+	KUNIT_EXPECT_TRUE(test, oplog_add_hit(&ot_counter, &o->oo, -2));
+	KUNIT_EXPECT_EQ(test, o->attach_calls, 1);
+	KUNIT_EXPECT_EQ(test, o->value, 0L);
+	oplog_synchronize(&ot_counter, &o->oo);
+	KUNIT_EXPECT_EQ(test, o->value, 4L);
+	oplog_unlock(&ot_counter, &o->oo);
+	/* a synchronize leaves the log attached: still a hit */
+	KUNIT_EXPECT_TRUE(test, oplog_add_hit(&ot_counter, &o->oo, 1));
+
+	ot_flush_check(test, &ot_counter, o);
+	KUNIT_EXPECT_EQ(test, o->value, 5L);
+	KUNIT_EXPECT_FALSE(test, oplog_add_hit(&ot_counter, &o->oo, 100));
+	KUNIT_EXPECT_FALSE(test, oplog_obj_has_logs(&o->oo));
+
+	/* a log on another CPU is not this CPU's hit */
+	other = cpumask_next(0, cpu_online_mask);
+	if (other < nr_cpu_ids) {
+		KUNIT_ASSERT_EQ(test, ot_add_on(other, &ot_counter, o, 1), 0);
+		KUNIT_EXPECT_TRUE(test, oplog_obj_has_logs(&o->oo));
+		KUNIT_EXPECT_FALSE(test, oplog_add_hit(&ot_counter, &o->oo, 100));
+		ot_flush_check(test, &ot_counter, o);
+		KUNIT_EXPECT_EQ(test, o->value, 6L);
+	}
+	ot_unpin();
+}
+
+/*
  * Local absorption: an add and a remove of one item in this CPU's log
  * cancel at queue time; ->absorb gets both, nothing is executed.
  */
@@ -1004,6 +1049,7 @@ static struct kunit_case oplog_test_cases[] = {
 	KUNIT_CASE(oplog_test_order_cpus),
 	KUNIT_CASE(oplog_test_migrate),
 	KUNIT_CASE(oplog_test_counter),
+	KUNIT_CASE(oplog_test_add_hit),
 	KUNIT_CASE(oplog_test_local_absorb),
 	KUNIT_CASE(oplog_test_global_absorb),
 	KUNIT_CASE(oplog_test_evict),

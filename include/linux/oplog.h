@@ -183,6 +183,7 @@ void oplog_type_unregister(struct oplog_type *type);
 int oplog_queue(struct oplog_type *type, struct oplog_obj *obj,
 		struct oplog_op *op);
 int oplog_add(struct oplog_type *type, struct oplog_obj *obj, long delta);
+bool oplog_add_hit(struct oplog_type *type, struct oplog_obj *obj, long delta);
 
 /*
  * oplog_synchronize() and oplog_synchronize_locked() apply every operation
