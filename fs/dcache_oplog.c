@@ -22,11 +22,17 @@
  * dcache_oplog_sync() flushed D (folded every delta and dropped every pin),
  * after which d_lockref.count is exact.  Every reader that needs the exact
  * count calls dcache_oplog_sync() under d_lock first: dput()'s kill
- * decision (fast_dput(), lock_for_kill()), the parent put in
- * __dentry_kill(), d_delete(), d_prune_aliases(), the LRU shrinker (under
- * its trylock), shrink_dcache_parent() (hence d_invalidate(), rmdir and
- * umount), umount_check(), dget_parent()'s slow path, and ___d_drop(),
- * which covers d_drop(), d_invalidate(), unlink and rename (__d_move()).
+ * decision (fast_dput(), lock_for_kill()), d_delete(), d_prune_aliases(),
+ * the LRU shrinker (under its trylock), shrink_dcache_parent() (hence
+ * d_invalidate(), rmdir and umount), umount_check(), dget_parent()'s slow
+ * path, and ___d_drop(), which covers d_drop(), d_invalidate(), unlink
+ * and rename (__d_move()).  The parent put in __dentry_kill() needs no
+ * exact count: it drops the reference d_alloc() took on d_lockref, and a
+ * parent that some CPU logs keeps that CPU's pin, so the put never finds
+ * zero and never kills it; a parent whose true count fell to zero stays
+ * hashed and goes to the LRU when its last log is detached.  Without a
+ * flush there, creating and unlinking names in one directory from many
+ * CPUs keeps each CPU's log of the directory.
  *
  * The shared part of the count (d_lockref.count minus the pins) never
  * drops below zero: a put on d_lockref of a dentry that some CPU may log
@@ -68,13 +74,22 @@
  * a reference taken on a dying dentry is either folded by that flush or
  * seen as stale by the d_seq re-check.
  *
- * Which dentries are hot: every eligible dentry whose reference is taken
- * by legitimize_path() (the final component of a path walk, symlinks being
- * followed, scoped roots), and every dput() of a dentry that some CPU
- * logs.  A miss costs one d_lock round trip, what a contended lockref costs
- * anyway, and a log cache slot pins at most one dentry per CPU and slot;
- * a threshold ("after N failed cmpxchg") would need per-dentry state and a
- * change to lib/lockref.c for no better bound.
+ * Which references are logged: the one legitimize_path() takes (the final
+ * component of a path walk, symlinks being followed, scoped roots), and,
+ * on a CPU that already logs the dentry, the ones path_get() takes (the
+ * f_path reference of an open file, the cwd and root references of
+ * fs_struct) and dget_parent()'s, through the hit path alone
+ * (dcache_oplog_get_hit()); every dput() of a dentry that some CPU logs
+ * goes to this CPU's counter.  So open() and close() of a cached file,
+ * whose walk legitimizes the file's dentry first, touch no shared line of
+ * the dentry.
+ *
+ * Which dentries are hot: a CPU attaches a log only on its second miss on
+ * a dentry within a short window (dcache_oplog_hot()), so that a walk of
+ * more names than the log cache holds keeps the stock cost instead of
+ * attaching and evicting a log per name.  A miss on a hot dentry costs one
+ * d_lock round trip, what a contended lockref costs anyway, and a log
+ * cache slot pins at most one dentry per CPU and slot.
  *
  * Memory: none per dentry.  struct oplog_obj (one word) takes the last
  * word of the inline name (DNAME_INLINE_LEN 40 -> 32 on x86-64), so that
@@ -94,11 +109,14 @@
  * the stock dput() path is the 6.12 one.
  */
 
+#include <kunit/visibility.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
+#include <linux/hash.h>
 #include <linux/init.h>
 #include <linux/kernel.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/seqlock.h>
 #include <linux/spinlock.h>
 #include <linux/stddef.h>
@@ -200,6 +218,79 @@ static struct oplog_type dcache_oplog_type = {
 	.ops	= &dcache_oplog_ops,
 };
 
+/*
+ * The hotness filter: per CPU, a direct-mapped table of the dentries whose
+ * reference last missed the log cache, one word per entry, indexed by a
+ * hash of the dentry's address.  A miss on a dentry that is in its entry
+ * finds it hot and attaches a log; any other miss records the dentry and
+ * takes the stock reference.  So a CPU logs a dentry from its second miss
+ * on it within the last few hundred misses of other dentries that hash to
+ * the same entry, and a walk of more distinct names than the log cache
+ * holds (find, a build, stat_bench's "many" mode) never attaches, evicts
+ * or takes d_lock for them: it costs the stock lockref plus this lookup.
+ * Contention as the criterion (a failed cmpxchg on d_lockref) would need a
+ * change to lib/lockref.c and still log a dentry that two CPUs happen to
+ * share once; the second reference from one CPU is what a log pays off on.
+ * The entries are hints: a stale one (a freed dentry whose address is
+ * reused, or a race with migration) costs one premature log or one stock
+ * reference, never a wrong count.
+ */
+static DEFINE_PER_CPU(unsigned long [1 << DCACHE_OPLOG_RECENT_BITS],
+		      dcache_oplog_recent);
+
+/**
+ * dcache_oplog_hot() - has this CPU referenced @dentry recently?
+ * @dentry: a dentry whose reference missed this CPU's log cache
+ *
+ * Records @dentry as this CPU's latest miss in its filter entry.
+ *
+ * Context: any task context; preemption may be enabled (a migration in
+ * between only makes the answer wrong once).
+ * Return: true if @dentry was the last miss recorded in its entry.
+ */
+VISIBLE_IF_KUNIT bool dcache_oplog_hot(const struct dentry *dentry)
+{
+	unsigned long d = (unsigned long)dentry;
+	unsigned int i = hash_ptr((void *)dentry, DCACHE_OPLOG_RECENT_BITS);
+
+	if (this_cpu_read(dcache_oplog_recent[i]) == d)
+		return true;
+	this_cpu_write(dcache_oplog_recent[i], d);
+	return false;
+}
+
+#if IS_ENABLED(CONFIG_DCACHE_OPLOG_KUNIT_TEST)
+/* KUnit: forget this CPU's recent misses (caller keeps it on this CPU). */
+void dcache_oplog_hot_reset(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < 1 << DCACHE_OPLOG_RECENT_BITS; i++)
+		this_cpu_write(dcache_oplog_recent[i], 0);
+}
+#endif
+
+/**
+ * __dcache_oplog_get_hit() - take a reference on this CPU's counter, hit only
+ * @dentry: the dentry; the caller holds a reference to it, or is under
+ *	rcu_read_lock() and re-checks that it reached @dentry validly
+ *
+ * dget() for a dentry this CPU already logs: path_get() (the f_path
+ * reference of open(), the cwd and root references) and dget_parent().
+ * Only this CPU's log is touched; a dentry it does not log is left to the
+ * stock dget(), so that no caller takes d_lock here.  A log found under
+ * its lock holds a pin (see the top of the file), so the dentry is alive
+ * and hashed and the reference is valid even if the caller had none.
+ *
+ * Context: any (false outside task context); does not sleep.
+ * Return: true if the reference was taken, false if the caller must take
+ * it on d_lockref.
+ */
+bool __dcache_oplog_get_hit(struct dentry *dentry)
+{
+	return oplog_add_hit(&dcache_oplog_type, &dentry->d_oplog, 1);
+}
+
 /**
  * __dcache_oplog_get() - take a reference on this CPU's counter
  * @dentry: the dentry found by RCU-walk
@@ -209,10 +300,13 @@ static struct oplog_type dcache_oplog_type = {
  * count, then check that @dentry's sequence count did not change; if it
  * did, decrement again and report it, so that the caller retries.
  *
+ * A CPU that has no log of @dentry gets one only if the dentry is hot
+ * here (dcache_oplog_hot()); a cold one takes the stock reference.
+ *
  * Context: under rcu_read_lock() (RCU-walk); may take d_lock on a log
- * cache miss; does not sleep.
- * Return: %DCACHE_OPLOG_STOCK if @dentry is not eligible or OpLog refused
- * it (take the reference on d_lockref), %DCACHE_OPLOG_GOT on success,
+ * cache miss of a hot dentry; does not sleep.
+ * Return: %DCACHE_OPLOG_STOCK if @dentry is not eligible, not hot, or OpLog
+ * refused it (take the reference on d_lockref), %DCACHE_OPLOG_GOT on success,
  * %DCACHE_OPLOG_UNDONE if @seq is stale and no reference is held,
  * %DCACHE_OPLOG_STALE if @seq is stale and the reference is held (the
  * undo could not be logged; dput() it).
@@ -222,8 +316,12 @@ enum dcache_oplog_ref __dcache_oplog_get(struct dentry *dentry,
 {
 	if (!dcache_oplog_eligible(dentry))
 		return DCACHE_OPLOG_STOCK;
-	if (oplog_add(&dcache_oplog_type, &dentry->d_oplog, 1))
-		return DCACHE_OPLOG_STOCK;
+	if (!oplog_add_hit(&dcache_oplog_type, &dentry->d_oplog, 1)) {
+		/* A miss: only a dentry this CPU came back to gets a log. */
+		if (!dcache_oplog_hot(dentry) ||
+		    oplog_add(&dcache_oplog_type, &dentry->d_oplog, 1))
+			return DCACHE_OPLOG_STOCK;
+	}
 	if (!read_seqcount_retry(&dentry->d_seq, seq))
 		return DCACHE_OPLOG_GOT;
 	if (!oplog_add(&dcache_oplog_type, &dentry->d_oplog, -1))

@@ -28,6 +28,9 @@ enum dcache_oplog_ref {
 
 #ifdef CONFIG_DCACHE_OPLOG
 
+/* Entries of the per-CPU hotness filter, log2 (dcache_oplog_hot()). */
+#define DCACHE_OPLOG_RECENT_BITS	8
+
 DECLARE_STATIC_KEY_FALSE(dcache_oplog_key);
 DECLARE_STATIC_KEY_FALSE(dcache_oplog_logged_key);
 
@@ -35,7 +38,14 @@ int dcache_oplog_switch(bool on);
 
 enum dcache_oplog_ref __dcache_oplog_get(struct dentry *dentry,
 					 unsigned int seq);
+bool __dcache_oplog_get_hit(struct dentry *dentry);
 bool __dcache_oplog_put(struct dentry *dentry);
+#if IS_ENABLED(CONFIG_KUNIT)
+bool dcache_oplog_hot(const struct dentry *dentry);
+#endif
+#if IS_ENABLED(CONFIG_DCACHE_OPLOG_KUNIT_TEST)
+void dcache_oplog_hot_reset(void);
+#endif
 void __dcache_oplog_sync(struct dentry *dentry);
 
 /* fs/dcache.c: @dentry lost its last reference in a detach (d_lock held). */
@@ -47,6 +57,18 @@ static inline enum dcache_oplog_ref dcache_oplog_get(struct dentry *dentry,
 	if (!static_branch_unlikely(&dcache_oplog_key))
 		return DCACHE_OPLOG_STOCK;
 	return __dcache_oplog_get(dentry, seq);
+}
+
+/*
+ * dget() of a dentry that this CPU counts references to, for path_get()
+ * and dget_parent(): true if the reference went to this CPU's counter.
+ */
+static inline bool dcache_oplog_get_hit(struct dentry *dentry)
+{
+	if (!static_branch_unlikely(&dcache_oplog_key) ||
+	    !oplog_obj_has_logs(&dentry->d_oplog))
+		return false;
+	return __dcache_oplog_get_hit(dentry);
 }
 
 static inline bool dcache_oplog_put(struct dentry *dentry)
@@ -85,6 +107,11 @@ static inline enum dcache_oplog_ref dcache_oplog_get(struct dentry *dentry,
 						     unsigned int seq)
 {
 	return DCACHE_OPLOG_STOCK;
+}
+
+static inline bool dcache_oplog_get_hit(struct dentry *dentry)
+{
+	return false;
 }
 
 static inline bool dcache_oplog_put(struct dentry *dentry)

@@ -50,11 +50,15 @@ static void dcache_oplog_test_exit(struct kunit *test)
 		dcache_oplog_switch(false);
 }
 
-/* A new regular file in the test mount; returns a referenced dentry. */
-static struct dentry *make_file(struct kunit *test, const char *name)
+/*
+ * A new regular file (@dir false) or directory in @parent (NULL: the root
+ * of the test mount); returns a referenced dentry.
+ */
+static struct dentry *make_in(struct kunit *test, struct dentry *parent,
+			      const char *name, bool dir)
 {
 	struct dcache_oplog_test *t = test->priv;
-	struct dentry *root = t->mnt->mnt_root;
+	struct dentry *root = parent ? parent : t->mnt->mnt_root;
 	struct dentry *dentry;
 	int err;
 
@@ -65,8 +69,11 @@ static struct dentry *make_file(struct kunit *test, const char *name)
 		KUNIT_FAIL(test, "lookup %s: %ld", name, PTR_ERR(dentry));
 		return NULL;
 	}
-	err = vfs_create(&nop_mnt_idmap, d_inode(root), dentry,
-			 S_IFREG | 0644, true);
+	if (dir)
+		err = vfs_mkdir(&nop_mnt_idmap, d_inode(root), dentry, 0755);
+	else
+		err = vfs_create(&nop_mnt_idmap, d_inode(root), dentry,
+				 S_IFREG | 0644, true);
 	inode_unlock(d_inode(root));
 	if (err) {
 		dput(dentry);
@@ -74,6 +81,11 @@ static struct dentry *make_file(struct kunit *test, const char *name)
 		return NULL;
 	}
 	return dentry;
+}
+
+static struct dentry *make_file(struct kunit *test, const char *name)
+{
+	return make_in(test, NULL, name, false);
 }
 
 /* The exact count, after folding every CPU's count. */
@@ -88,7 +100,7 @@ static int exact_count(struct dentry *dentry)
 	return count;
 }
 
-static enum dcache_oplog_ref get_ref(struct dentry *dentry, int seq_skew)
+static enum dcache_oplog_ref get_once(struct dentry *dentry, int seq_skew)
 {
 	enum dcache_oplog_ref ret;
 	unsigned int seq;
@@ -97,6 +109,24 @@ static enum dcache_oplog_ref get_ref(struct dentry *dentry, int seq_skew)
 	seq = raw_seqcount_begin(&dentry->d_seq) + seq_skew;
 	ret = __dcache_oplog_get(dentry, seq);
 	rcu_read_unlock();
+	return ret;
+}
+
+/*
+ * A path-walk reference as a CPU takes it the second time in a row: the
+ * first miss of a CPU on a dentry only marks it hot (and takes nothing:
+ * the caller would take the stock reference), the second attaches a log.
+ * Both on one CPU.
+ */
+static enum dcache_oplog_ref get_ref(struct dentry *dentry, int seq_skew)
+{
+	enum dcache_oplog_ref ret;
+
+	migrate_disable();
+	ret = get_once(dentry, seq_skew);
+	if (ret == DCACHE_OPLOG_STOCK)
+		ret = get_once(dentry, seq_skew);
+	migrate_enable();
 	return ret;
 }
 
@@ -246,12 +276,155 @@ static void dcache_oplog_test_switch(struct kunit *test)
 	dput(dentry);
 }
 
+/*
+ * The hotness filter: a CPU's first miss on a dentry takes nothing and
+ * attaches no log, its second attaches one; a walk of more names than
+ * the filter holds, each referenced once, attaches none.
+ */
+static void dcache_oplog_test_hot(struct kunit *test)
+{
+	const int n = 2 << DCACHE_OPLOG_RECENT_BITS;
+	struct dentry **many;
+	char name[16];
+	int i, logged = 0;
+
+	many = kunit_kcalloc(test, n, sizeof(*many), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, many);
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "h%d", i);
+		many[i] = make_file(test, name);
+		KUNIT_ASSERT_NOT_NULL(test, many[i]);
+	}
+	migrate_disable();
+	dcache_oplog_hot_reset();
+	for (i = 0; i < n; i++)
+		KUNIT_EXPECT_EQ(test, get_once(many[i], 0), DCACHE_OPLOG_STOCK);
+	for (i = 0; i < n; i++)
+		logged += oplog_obj_has_logs(&many[i]->d_oplog);
+	KUNIT_EXPECT_EQ(test, logged, 0);
+
+	/* the same CPU again, at once: hot */
+	dcache_oplog_hot_reset();
+	KUNIT_EXPECT_EQ(test, get_once(many[0], 0), DCACHE_OPLOG_STOCK);
+	KUNIT_EXPECT_FALSE(test, oplog_obj_has_logs(&many[0]->d_oplog));
+	KUNIT_EXPECT_EQ(test, get_once(many[0], 0), DCACHE_OPLOG_GOT);
+	KUNIT_EXPECT_TRUE(test, oplog_obj_has_logs(&many[0]->d_oplog));
+	/* a hit needs no filter */
+	dcache_oplog_hot_reset();
+	KUNIT_EXPECT_EQ(test, get_once(many[0], 0), DCACHE_OPLOG_GOT);
+	migrate_enable();
+	dput(many[0]);
+	dput(many[0]);
+	for (i = 0; i < n; i++)
+		dput(many[i]);
+}
+
+/*
+ * path_get() on a dentry this CPU logs goes to the counter: d_lockref is
+ * not written, the exact count still sees the reference.  Without a log
+ * it is the stock dget().
+ */
+static void dcache_oplog_test_path_get(struct kunit *test)
+{
+	struct dcache_oplog_test *t = test->priv;
+	struct dentry *dentry = make_file(test, "pg");
+	struct path path;
+	int base, shared;
+
+	KUNIT_ASSERT_NOT_NULL(test, dentry);
+	path.mnt = t->mnt;
+	path.dentry = dentry;
+	base = exact_count(dentry);
+
+	path_get(&path);	/* no log anywhere: d_lockref */
+	KUNIT_EXPECT_EQ(test, READ_ONCE(dentry->d_lockref.count), base + 1);
+	KUNIT_EXPECT_FALSE(test, oplog_obj_has_logs(&dentry->d_oplog));
+	path_put(&path);
+	KUNIT_EXPECT_EQ(test, exact_count(dentry), base);
+
+	migrate_disable();
+	KUNIT_ASSERT_EQ(test, get_ref(dentry, 0), DCACHE_OPLOG_GOT);
+	shared = READ_ONCE(dentry->d_lockref.count);
+	path_get(&path);
+	path_get(&path);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(dentry->d_lockref.count), shared);
+	path_put(&path);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(dentry->d_lockref.count), shared);
+	migrate_enable();
+	/* the walk's reference and one path_get() are left */
+	KUNIT_EXPECT_EQ(test, exact_count(dentry), base + 2);
+	path_put(&path);
+	dput(dentry);
+	KUNIT_EXPECT_EQ(test, exact_count(dentry), base);
+	dput(dentry);
+}
+
+/* dget_parent() of a parent this CPU logs takes no shared reference. */
+static void dcache_oplog_test_dget_parent(struct kunit *test)
+{
+	struct dentry *dir = make_in(test, NULL, "dp", true);
+	struct dentry *child, *parent;
+	int base, shared;
+
+	KUNIT_ASSERT_NOT_NULL(test, dir);
+	child = make_in(test, dir, "c", false);
+	KUNIT_ASSERT_NOT_NULL(test, child);
+	base = exact_count(dir);
+
+	migrate_disable();
+	KUNIT_ASSERT_EQ(test, get_ref(dir, 0), DCACHE_OPLOG_GOT);
+	shared = READ_ONCE(dir->d_lockref.count);
+	parent = dget_parent(child);
+	KUNIT_EXPECT_PTR_EQ(test, parent, dir);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(dir->d_lockref.count), shared);
+	migrate_enable();
+	KUNIT_EXPECT_EQ(test, exact_count(dir), base + 2);
+	dput(parent);
+	dput(dir);
+	KUNIT_EXPECT_EQ(test, exact_count(dir), base);
+	dput(child);
+	dput(dir);
+}
+
+/*
+ * Killing a child puts its parent without flushing the parent's logs:
+ * the log survives, the pin keeps the parent alive, the count is exact.
+ */
+static void dcache_oplog_test_parent_kill(struct kunit *test)
+{
+	struct dentry *dir = make_in(test, NULL, "pk", true);
+	struct dentry *neg;
+	int base, shared;
+
+	KUNIT_ASSERT_NOT_NULL(test, dir);
+	base = exact_count(dir);
+	migrate_disable();
+	KUNIT_ASSERT_EQ(test, get_ref(dir, 0), DCACHE_OPLOG_GOT);
+	migrate_enable();
+	KUNIT_ASSERT_TRUE(test, oplog_obj_has_logs(&dir->d_oplog));
+
+	/* an unhashed child: killed by its last dput() */
+	neg = d_alloc_name(dir, "gone");
+	KUNIT_ASSERT_NOT_NULL(test, neg);
+	shared = READ_ONCE(dir->d_lockref.count);
+	dput(neg);	/* __dentry_kill(): puts the parent */
+	KUNIT_EXPECT_EQ(test, READ_ONCE(dir->d_lockref.count), shared - 1);
+	KUNIT_EXPECT_TRUE(test, oplog_obj_has_logs(&dir->d_oplog));
+	KUNIT_EXPECT_EQ(test, exact_count(dir), base + 1);
+	dput(dir);
+	dput(dir);
+}
+
 static struct kunit_case dcache_oplog_test_cases[] = {
 	KUNIT_CASE(dcache_oplog_test_get_put),
 	KUNIT_CASE(dcache_oplog_test_seq_undo),
 	KUNIT_CASE(dcache_oplog_test_refuse),
 	KUNIT_CASE(dcache_oplog_test_delete),
 	KUNIT_CASE(dcache_oplog_test_switch),
+	KUNIT_CASE(dcache_oplog_test_hot),
+	KUNIT_CASE(dcache_oplog_test_path_get),
+	KUNIT_CASE(dcache_oplog_test_dget_parent),
+	KUNIT_CASE(dcache_oplog_test_parent_kill),
 	{}
 };
 
