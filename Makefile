@@ -14,7 +14,8 @@
 # ACCEL=kvm|tcg (default: detect), LINUX_TARBALL=<6.12.y tarball>,
 # LINUX_TREE=<6.12.y source tree>, BOOT_TIMEOUT=<seconds>, JOBS=<make -j>,
 # TRACE_SMP=<vCPU counts, default 1,2,4,8,16>, TRACE_MS=<window ms>,
-# TRACE_QUANTUM=<pacing instructions, default 100>.
+# TRACE_QUANTUM=<pacing instructions, default 100>,
+# TRACE_WORKLOADS=<comma list of traced programs, default all>.
 
 PY	 ?= python3
 HARNESS	 := $(PY) tools/testing/scalable/scalable.py
@@ -22,13 +23,13 @@ FLAVOURS ?= release debug
 MODE	 ?= full
 
 export SMP CPUS ACCEL LINUX_TARBALL LINUX_TREE BOOT_TIMEOUT JOBS QEMU MODE \
-	TRACE_SMP TRACE_MS TRACE_QUANTUM TRACE_TIMEOUT
+	TRACE_SMP TRACE_MS TRACE_QUANTUM TRACE_TIMEOUT TRACE_WORKLOADS
 
 .PHONY: help run quick test prepare build series series-build check boot trace clean \
 	distclean
 
 help:
-	@sed -n '3,18p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,19p' Makefile | sed 's/^# \{0,1\}//'
 
 run:
 	$(HARNESS) run --mode $(MODE)

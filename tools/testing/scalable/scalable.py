@@ -144,6 +144,19 @@ def trace_smp():
 	return counts
 
 
+def trace_workloads():
+	"""TRACE_WORKLOADS (a comma list, in the given order) or all of them."""
+	env = os.environ.get('TRACE_WORKLOADS')
+	if not env:
+		return TRACE_WORKLOADS
+	work = tuple(w.strip() for w in env.split(',') if w.strip())
+	bad = [w for w in work if w not in TRACE_WORKLOADS]
+	if bad or not work:
+		die('TRACE_WORKLOADS is a comma list of %s, not "%s"' %
+		    (', '.join(TRACE_WORKLOADS), env))
+	return work
+
+
 def trace_paths():
 	return (os.path.join(common.OUT, 'trace.json'), os.path.join(common.OUT, 'trace.md'))
 
@@ -157,7 +170,7 @@ def cmd_trace(args):
 	results, problems = [], []
 	t0 = time.time()
 	for n in counts:
-		res, p = trace_boot(n, TRACE_WORKLOADS, ms, logdir)
+		res, p = trace_boot(n, trace_workloads(), ms, logdir)
 		problems += p
 		if res:
 			results += res['results']
