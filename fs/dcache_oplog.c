@@ -314,11 +314,15 @@ bool __dcache_oplog_get_hit(struct dentry *dentry)
 enum dcache_oplog_ref __dcache_oplog_get(struct dentry *dentry,
 					 unsigned int seq)
 {
-	if (!dcache_oplog_eligible(dentry))
-		return DCACHE_OPLOG_STOCK;
+	/*
+	 * A hit needs no eligibility check: ->attach made it, and the log is
+	 * still attached.  A miss checks it only for a hot dentry, so that a
+	 * cold one costs no read of d_sb (the dentry's second cache line,
+	 * which the stock walk does not read).
+	 */
 	if (!oplog_add_hit(&dcache_oplog_type, &dentry->d_oplog, 1)) {
-		/* A miss: only a dentry this CPU came back to gets a log. */
 		if (!dcache_oplog_hot(dentry) ||
+		    !dcache_oplog_eligible(dentry) ||
 		    oplog_add(&dcache_oplog_type, &dentry->d_oplog, 1))
 			return DCACHE_OPLOG_STOCK;
 	}

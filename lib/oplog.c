@@ -682,7 +682,11 @@ static __always_inline bool oplog_hit(struct oplog_type *type,
 	cache = clustered_rep(&type->caches);
 	if (likely(cache)) {
 		log = READ_ONCE(cache->slots[oplog_slot(type, obj)]);
-		if (likely(log)) {
+		/*
+		 * A slot held by another object's log is a miss: tell without
+		 * its lock (the tag is written under it, and re-checked below).
+		 */
+		if (likely(log) && READ_ONCE(log->obj) == obj) {
 			raw_spin_lock(&log->lock);
 			if (likely(log->obj == obj))
 				done = oplog_append(type, cache, log, list,
