@@ -189,6 +189,20 @@ class TraceTest(unittest.TestCase):
 		t = st.targets([row('many-stock', 4000), row('many-oplog', 4200)])
 		self.assertEqual(t[0][1], 'missed')
 
+	def test_dentry_line_target(self):
+		def row(bench, mode, n, dcache):
+			return {'bench': bench, 'mode': mode, 'cpus': n, 'ops': 10,
+				'kernel_insn_per_op': 1000,
+				'mechanism_transfers_per_op': {'dcache': dcache}}
+		t = st.targets([row('open_bench', 'same-rdonly-stock', 8, 3.2),
+				row('open_bench', 'same-rdonly-oplog', 8, 0.01)])
+		self.assertEqual(t, [('open+close same-rdonly-oplog: no dentry line moves per op at '
+				      '8 vCPUs (at most 0.05)', 'met',
+				      '0.0100 dcache/lockref transfers/op (stock 3.200)')])
+		t = st.targets([row('stat_bench', 'same-oplog', 16, 0.2)])
+		self.assertEqual(t[0][1], 'missed')
+		self.assertIn('(stock -)', t[0][2])
+
 
 if __name__ == '__main__':
 	unittest.main()
