@@ -524,6 +524,82 @@ int bench_add_oplog_modes(const char *name, __u64 param)
 }
 
 /**
+ * bench_select_mode() - parse a -M argument against a table of mode names
+ * @arg: the argument: one of @names, or "all"
+ * @names: the benchmark's mode names, without suffix
+ * @nr: how many
+ * @mask: set to the selected modes, bit i for @names[i]
+ *
+ * Return: 0, or -1 if @arg names no mode (a usage error).
+ */
+int bench_select_mode(const char *arg, const char *const *names, int nr,
+		      int *mask)
+{
+	int i;
+
+	if (!strcmp(arg, "all")) {
+		*mask = (1 << nr) - 1;
+		return 0;
+	}
+	for (i = 0; i < nr; i++) {
+		if (!strcmp(arg, names[i])) {
+			*mask = 1 << i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/**
+ * bench_add_oplog_mode_mask() - bench_add_oplog_modes() for selected modes
+ * @names: the benchmark's mode names, without suffix
+ * @nr: how many
+ * @mask: the selected ones, bit i for @names[i], whose parameter is i
+ *
+ * Return: 0, or -1 if the table is full.
+ */
+int bench_add_oplog_mode_mask(const char *const *names, int nr, int mask)
+{
+	int i;
+
+	for (i = 0; i < nr; i++)
+		if ((mask & (1 << i)) && bench_add_oplog_modes(names[i], i))
+			return -1;
+	return 0;
+}
+
+/**
+ * bench_mkdir() - create a directory, saying why not
+ * @path: the directory
+ *
+ * Return: 0, or -1 after a diagnostic.
+ */
+int bench_mkdir(const char *path)
+{
+	if (mkdir(path, 0755)) {
+		ksft_print_msg("mkdir %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/**
+ * bench_create_file() - bench_write_file(), saying why not
+ * @path: the file
+ * @size: its size in bytes
+ *
+ * Return: 0, or -1 after a diagnostic.
+ */
+int bench_create_file(const char *path, size_t size)
+{
+	if (bench_write_file(path, size)) {
+		ksft_print_msg("create %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/**
  * bench_dcache_oplog_select() - switch the dentry OpLog for a run
  * @param: the run's mode parameter (bench_ctl.param)
  *

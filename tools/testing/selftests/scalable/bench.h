@@ -245,6 +245,11 @@ int bench_nr_modes(void);
 int bench_dcache_oplog_switch(int val);
 int bench_add_oplog_modes(const char *name, __u64 param);
 int bench_dcache_oplog_select(__u64 param);
+int bench_select_mode(const char *arg, const char *const *names, int nr,
+		      int *mask);
+int bench_add_oplog_mode_mask(const char *const *names, int nr, int mask);
+int bench_mkdir(const char *path);
+int bench_create_file(const char *path, size_t size);
 
 __u64 *bench_arg(struct bench_ctl *ctl, int idx);
 struct bench_slot *bench_slot(struct bench_ctl *ctl, int idx);

@@ -52,32 +52,16 @@ static unsigned long seq;	/* the worker's next name */
 
 static int create_parse_opt(int opt, const char *arg)
 {
-	int i;
-
 	if (opt != 'M')
 		return -1;
-	if (!strcmp(arg, "both") || !strcmp(arg, "all")) {
-		mode_mask = (1 << NR_MODES) - 1;
-		return 0;
-	}
-	for (i = 0; i < NR_MODES; i++) {
-		if (!strcmp(arg, mode_names[i])) {
-			mode_mask = 1 << i;
-			return 0;
-		}
-	}
-	return -1;
+	if (!strcmp(arg, "both"))
+		arg = "all";
+	return bench_select_mode(arg, mode_names, NR_MODES, &mode_mask);
 }
 
 static int create_init(void)
 {
-	int i;
-
-	for (i = 0; i < NR_MODES; i++)
-		if ((mode_mask & (1 << i)) &&
-		    bench_add_oplog_modes(mode_names[i], i))
-			return -1;
-	return 0;
+	return bench_add_oplog_mode_mask(mode_names, NR_MODES, mode_mask);
 }
 
 /* The directory worker @idx works in, with a trailing slash. */
@@ -88,30 +72,21 @@ static size_t dir_path(char *buf, size_t size, __u64 param, int idx)
 	return snprintf(buf, size, "%s/d/s/", bench_cfg.dir);
 }
 
-static int make_dir(const char *p)
-{
-	if (mkdir(p, 0755)) {
-		ksft_print_msg("mkdir %s: %s\n", p, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 static int create_setup(int max_cpus)
 {
 	char p[4200];
 	int i;
 
 	snprintf(p, sizeof(p), "%s/d", bench_cfg.dir);
-	if (make_dir(p))
+	if (bench_mkdir(p))
 		return -1;
 	for (i = 0; i < max_cpus; i++) {
 		dir_path(p, sizeof(p), MODE_PRIVATE, i);
-		if (make_dir(p))
+		if (bench_mkdir(p))
 			return -1;
 	}
 	dir_path(p, sizeof(p), MODE_SHARED, 0);
-	if (make_dir(p))
+	if (bench_mkdir(p))
 		return -1;
 	ksft_print_msg("create_bench: shared-dir: %s, private-dir: %s/d/w<i>/, names w<i>.<n>\n",
 		       p, bench_cfg.dir);

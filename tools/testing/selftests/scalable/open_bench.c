@@ -54,32 +54,14 @@ static __u64 nr_ops;
 
 static int open_parse_opt(int opt, const char *arg)
 {
-	int i;
-
 	if (opt != 'M')
 		return -1;
-	if (!strcmp(arg, "all")) {
-		mode_mask = (1 << NR_MODES) - 1;
-		return 0;
-	}
-	for (i = 0; i < NR_MODES; i++) {
-		if (!strcmp(arg, mode_names[i])) {
-			mode_mask = 1 << i;
-			return 0;
-		}
-	}
-	return -1;
+	return bench_select_mode(arg, mode_names, NR_MODES, &mode_mask);
 }
 
 static int open_init(void)
 {
-	int i;
-
-	for (i = 0; i < NR_MODES; i++)
-		if ((mode_mask & (1 << i)) &&
-		    bench_add_oplog_modes(mode_names[i], i))
-			return -1;
-	return 0;
+	return bench_add_oplog_mode_mask(mode_names, NR_MODES, mode_mask);
 }
 
 static void file_path(char *buf, size_t size, __u64 param, int idx)
@@ -95,20 +77,7 @@ static int make_dir(const char *sub)
 	char p[4200];
 
 	snprintf(p, sizeof(p), "%s/%s", bench_cfg.dir, sub);
-	if (mkdir(p, 0755)) {
-		ksft_print_msg("mkdir %s: %s\n", p, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-static int make_file(const char *p)
-{
-	if (bench_write_file(p, 64)) {
-		ksft_print_msg("create %s: %s\n", p, strerror(errno));
-		return -1;
-	}
-	return 0;
+	return bench_mkdir(p);
 }
 
 static int open_setup(int max_cpus)
@@ -120,11 +89,11 @@ static int open_setup(int max_cpus)
 		return -1;
 	for (i = 0; i < max_cpus; i++) {
 		file_path(p, sizeof(p), OPEN_PRIVATE, i);
-		if (make_file(p))
+		if (bench_create_file(p, 64))
 			return -1;
 	}
 	file_path(p, sizeof(p), 0, 0);
-	if (make_file(p))
+	if (bench_create_file(p, 64))
 		return -1;
 	ksft_print_msg("open_bench: same: %s, private: %s.<i>\n", p, p);
 	return 0;

@@ -49,36 +49,20 @@ static ino_t ino;
 
 static int stat_parse_opt(int opt, const char *arg)
 {
-	int i;
-
 	if (opt == 'n')
 		return bench_parse_uint(arg, 1, 10000000, &nr_names);
 	if (opt != 'M')
 		return -1;
-	for (i = 0; i < NR_MODES; i++) {
-		if (!strcmp(arg, mode_names[i])) {
-			mode_mask = 1 << i;
-			return 0;
-		}
-	}
-	if (!strcmp(arg, "both"))
+	if (!strcmp(arg, "both")) {
 		mode_mask = MODE_MASK_BOTH;
-	else if (!strcmp(arg, "all"))
-		mode_mask = MODE_MASK_ALL;
-	else
-		return -1;
-	return 0;
+		return 0;
+	}
+	return bench_select_mode(arg, mode_names, NR_MODES, &mode_mask);
 }
 
 static int stat_init(void)
 {
-	int i;
-
-	for (i = 0; i < NR_MODES; i++)
-		if ((mode_mask & (1 << i)) &&
-		    bench_add_oplog_modes(mode_names[i], i))
-			return -1;
-	return 0;
+	return bench_add_oplog_mode_mask(mode_names, NR_MODES, mode_mask);
 }
 
 /* "many": the directory of the names, and name @n in it. */
@@ -113,15 +97,6 @@ static void file_path(char *buf, size_t size, int mode, int idx, int nr)
 	}
 }
 
-static int make_file(const char *p)
-{
-	if (bench_write_file(p, 64)) {
-		ksft_print_msg("create %s: %s\n", p, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 /* "many": create the names, empty, in one directory. */
 static int make_names(void)
 {
@@ -132,10 +107,8 @@ static int make_names(void)
 	int fd;
 
 	len = many_dir(p, sizeof(p));
-	if (mkdir(p, 0755)) {
-		ksft_print_msg("mkdir %s: %s\n", p, strerror(errno));
+	if (bench_mkdir(p))
 		return -1;
-	}
 	t0 = bench_now_ns();
 	for (n = 0; n < nr_names; n++) {
 		many_name(p, sizeof(p), len, n);
@@ -157,21 +130,17 @@ static int stat_setup(int max_cpus)
 	int i;
 
 	snprintf(p, sizeof(p), "%s/d", bench_cfg.dir);
-	if (mkdir(p, 0755)) {
-		ksft_print_msg("mkdir %s: %s\n", p, strerror(errno));
+	if (bench_mkdir(p))
 		return -1;
-	}
 	snprintf(p, sizeof(p), "%s/d/e", bench_cfg.dir);
-	if (mkdir(p, 0755)) {
-		ksft_print_msg("mkdir %s: %s\n", p, strerror(errno));
+	if (bench_mkdir(p))
 		return -1;
-	}
 	file_path(p, sizeof(p), MODE_SAME, 0, 1);
-	if (make_file(p))
+	if (bench_create_file(p, 64))
 		return -1;
 	for (i = 0; i < max_cpus; i++) {
 		file_path(p, sizeof(p), MODE_PRIVATE, i, max_cpus);
-		if (make_file(p))
+		if (bench_create_file(p, 64))
 			return -1;
 	}
 	file_path(p, sizeof(p), MODE_SAME, 0, 1);
