@@ -212,7 +212,8 @@ static const struct oplog_type_ops dcache_oplog_ops = {
 	.detach		= dcache_oplog_detach,
 };
 
-static struct oplog_type dcache_oplog_type = {
+/* The inline hit paths of fs/dcache_oplog.h use it too. */
+struct oplog_type dcache_oplog_type = {
 	.name	= "dentry",
 	.kind	= OPLOG_COUNTER,
 	.ops	= &dcache_oplog_ops,
@@ -271,75 +272,60 @@ void dcache_oplog_hot_reset(void)
 #endif
 
 /**
- * __dcache_oplog_get_hit() - take a reference on this CPU's counter, hit only
- * @dentry: the dentry; the caller holds a reference to it, or is under
- *	rcu_read_lock() and re-checks that it reached @dentry validly
+ * __dcache_oplog_undo() - undo a reference taken against a stale d_seq
+ * @dentry: the dentry whose d_seq changed after the reference was taken
  *
- * dget() for a dentry this CPU already logs: path_get() (the f_path
- * reference of open(), the cwd and root references) and dget_parent().
- * Only this CPU's log is touched; a dentry it does not log is left to the
- * stock dget(), so that no caller takes d_lock here.  A log found under
- * its lock holds a pin (see the top of the file), so the dentry is alive
- * and hashed and the reference is valid even if the caller had none.
+ * The thesis's "decrement and retry" (section 4.2), out of line: it is
+ * rare.
  *
- * Context: any (false outside task context); does not sleep.
- * Return: true if the reference was taken, false if the caller must take
- * it on d_lockref.
+ * Context: as dcache_oplog_get().
+ * Return: %DCACHE_OPLOG_UNDONE if the reference was dropped again,
+ * %DCACHE_OPLOG_STALE if the decrement could not be logged and the
+ * reference is still held (dput() it).
  */
-bool __dcache_oplog_get_hit(struct dentry *dentry)
+enum dcache_oplog_ref __dcache_oplog_undo(struct dentry *dentry)
 {
-	return oplog_add_hit(&dcache_oplog_type, &dentry->d_oplog, 1);
-}
-
-/**
- * __dcache_oplog_get() - take a reference on this CPU's counter
- * @dentry: the dentry found by RCU-walk
- * @seq: the d_seq value the walk validated @dentry with
- *
- * The thesis's OpLog dentry reference (section 4.2): increment the local
- * count, then check that @dentry's sequence count did not change; if it
- * did, decrement again and report it, so that the caller retries.
- *
- * A CPU that has no log of @dentry gets one only if the dentry is hot
- * here (dcache_oplog_hot()); a cold one takes the stock reference.
- *
- * Context: under rcu_read_lock() (RCU-walk); may take d_lock on a log
- * cache miss of a hot dentry; does not sleep.
- * Return: %DCACHE_OPLOG_STOCK if @dentry is not eligible, not hot, or OpLog
- * refused it (take the reference on d_lockref), %DCACHE_OPLOG_GOT on success,
- * %DCACHE_OPLOG_UNDONE if @seq is stale and no reference is held,
- * %DCACHE_OPLOG_STALE if @seq is stale and the reference is held (the
- * undo could not be logged; dput() it).
- */
-enum dcache_oplog_ref __dcache_oplog_get(struct dentry *dentry,
-					 unsigned int seq)
-{
-	/*
-	 * A hit needs no eligibility check: ->attach made it, and the log is
-	 * still attached.  A miss checks it only for a hot dentry, so that a
-	 * cold one costs no read of d_sb (the dentry's second cache line,
-	 * which the stock walk does not read).
-	 */
-	if (!oplog_add_hit(&dcache_oplog_type, &dentry->d_oplog, 1)) {
-		if (!dcache_oplog_hot(dentry) ||
-		    !dcache_oplog_eligible(dentry) ||
-		    oplog_add(&dcache_oplog_type, &dentry->d_oplog, 1))
-			return DCACHE_OPLOG_STOCK;
-	}
-	if (!read_seqcount_retry(&dentry->d_seq, seq))
-		return DCACHE_OPLOG_GOT;
 	if (!oplog_add(&dcache_oplog_type, &dentry->d_oplog, -1))
 		return DCACHE_OPLOG_UNDONE;
 	return DCACHE_OPLOG_STALE;
 }
 
 /**
+ * __dcache_oplog_get_miss() - dcache_oplog_get() of a dentry not logged here
+ * @dentry: the dentry found by RCU-walk
+ * @seq: the d_seq value the walk validated @dentry with
+ *
+ * The miss path of dcache_oplog_get(): this CPU has no log of @dentry.  It
+ * gets one only if the dentry is hot here (dcache_oplog_hot()) and
+ * eligible; a cold one takes the stock reference.  The eligibility check
+ * is made only for a hot dentry, so that a cold one costs no read of d_sb
+ * (the dentry's second cache line, which the stock walk does not read); a
+ * hit needs none, as ->attach made it and the log is still attached.
+ *
+ * Context: under rcu_read_lock() (RCU-walk); may take d_lock on a log
+ * cache miss of a hot dentry; does not sleep.
+ * Return: as dcache_oplog_get().
+ */
+enum dcache_oplog_ref __dcache_oplog_get_miss(struct dentry *dentry,
+					      unsigned int seq)
+{
+	if (!dcache_oplog_hot(dentry) || !dcache_oplog_eligible(dentry) ||
+	    oplog_add(&dcache_oplog_type, &dentry->d_oplog, 1))
+		return DCACHE_OPLOG_STOCK;
+	if (!read_seqcount_retry(&dentry->d_seq, seq))
+		return DCACHE_OPLOG_GOT;
+	return __dcache_oplog_undo(dentry);
+}
+
+/**
  * __dcache_oplog_put() - drop a reference through this CPU's counter
  * @dentry: a dentry the caller holds a reference to, logged by some CPU
  *
- * The reference may have been taken on any CPU's counter or on d_lockref:
- * only the sum matters.  Never the last put that kills: a logged dentry is
- * pinned until a synchronize point flushes it.
+ * The miss path of dcache_oplog_put(): this CPU has no log of @dentry (or
+ * lost it meanwhile), so one is attached for it, or the decrement is
+ * folded at once.  The reference may have been taken on any CPU's counter
+ * or on d_lockref: only the sum matters.  Never the last put that kills: a
+ * logged dentry is pinned until a synchronize point flushes it.
  *
  * Context: process context; may take d_lock on a log cache miss.
  * Return: true if the reference was dropped, false if the caller must

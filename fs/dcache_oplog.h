@@ -33,12 +33,13 @@ enum dcache_oplog_ref {
 
 DECLARE_STATIC_KEY_FALSE(dcache_oplog_key);
 DECLARE_STATIC_KEY_FALSE(dcache_oplog_logged_key);
+extern struct oplog_type dcache_oplog_type;
 
 int dcache_oplog_switch(bool on);
 
-enum dcache_oplog_ref __dcache_oplog_get(struct dentry *dentry,
-					 unsigned int seq);
-bool __dcache_oplog_get_hit(struct dentry *dentry);
+enum dcache_oplog_ref __dcache_oplog_get_miss(struct dentry *dentry,
+					      unsigned int seq);
+enum dcache_oplog_ref __dcache_oplog_undo(struct dentry *dentry);
 bool __dcache_oplog_put(struct dentry *dentry);
 #if IS_ENABLED(CONFIG_KUNIT)
 bool dcache_oplog_hot(const struct dentry *dentry);
@@ -51,31 +52,82 @@ void __dcache_oplog_sync(struct dentry *dentry);
 /* fs/dcache.c: @dentry lost its last reference in a detach (d_lock held). */
 void d_oplog_unpinned(struct dentry *dentry);
 
+/**
+ * dcache_oplog_get() - take a reference on this CPU's counter
+ * @dentry: the dentry found by RCU-walk
+ * @seq: the d_seq value the walk validated @dentry with
+ *
+ * The thesis's OpLog dentry reference (section 4.2): increment the local
+ * count, then check that @dentry's sequence count did not change; if it
+ * did, decrement again and report it, so that the caller retries.  The
+ * hit (this CPU logs @dentry) is inline and costs about what the stock
+ * lockref_get_not_dead() does; a miss goes to __dcache_oplog_get_miss().
+ *
+ * Context: under rcu_read_lock() (RCU-walk); may take d_lock on a log
+ * cache miss of a hot dentry; does not sleep.
+ * Return: %DCACHE_OPLOG_STOCK if the switch is off, or @dentry is not
+ * eligible, not hot, or OpLog refused it (take the reference on
+ * d_lockref), %DCACHE_OPLOG_GOT on success, %DCACHE_OPLOG_UNDONE if @seq
+ * is stale and no reference is held, %DCACHE_OPLOG_STALE if @seq is stale
+ * and the reference is held (the undo could not be logged; dput() it).
+ */
 static inline enum dcache_oplog_ref dcache_oplog_get(struct dentry *dentry,
 						     unsigned int seq)
 {
 	if (!static_branch_unlikely(&dcache_oplog_key))
 		return DCACHE_OPLOG_STOCK;
-	return __dcache_oplog_get(dentry, seq);
+	if (unlikely(!oplog_add_hit(&dcache_oplog_type, &dentry->d_oplog, 1)))
+		return __dcache_oplog_get_miss(dentry, seq);
+	if (likely(!read_seqcount_retry(&dentry->d_seq, seq)))
+		return DCACHE_OPLOG_GOT;
+	return __dcache_oplog_undo(dentry);
 }
 
-/*
- * dget() of a dentry that this CPU counts references to, for path_get()
- * and dget_parent(): true if the reference went to this CPU's counter.
+/**
+ * dcache_oplog_get_hit() - take a reference on this CPU's counter, hit only
+ * @dentry: the dentry; the caller holds a reference to it, or is under
+ *	rcu_read_lock() and re-checks that it reached @dentry validly
+ *
+ * dget() for a dentry this CPU already logs: path_get() (the f_path
+ * reference of open(), the cwd and root references) and dget_parent().
+ * Only this CPU's log is touched; a dentry it does not log is left to the
+ * stock dget(), so that no caller takes d_lock here.  A log found by
+ * oplog_add_hit() holds a pin (see the top of fs/dcache_oplog.c), so the
+ * dentry is alive and hashed and the reference is valid even if the
+ * caller had none.
+ *
+ * Context: any (false outside task context); does not sleep.
+ * Return: true if the reference was taken, false if the caller must take
+ * it on d_lockref.
  */
 static inline bool dcache_oplog_get_hit(struct dentry *dentry)
 {
 	if (!static_branch_unlikely(&dcache_oplog_key) ||
 	    !oplog_obj_has_logs(&dentry->d_oplog))
 		return false;
-	return __dcache_oplog_get_hit(dentry);
+	return oplog_add_hit(&dcache_oplog_type, &dentry->d_oplog, 1);
 }
 
+/**
+ * dcache_oplog_put() - dput() through this CPU's counter
+ * @dentry: a dentry the caller holds a reference to
+ *
+ * A dentry that some CPU logs is pinned, so this put is never the last:
+ * it goes to this CPU's counter inline if this CPU logs @dentry, and to
+ * __dcache_oplog_put() otherwise.
+ *
+ * Context: process context; may take d_lock on a log cache miss.
+ * Return: true if the reference was dropped, false if the caller must drop
+ * it through the stock dput() path (the switch is off, no CPU logs
+ * @dentry, or OpLog refused it).
+ */
 static inline bool dcache_oplog_put(struct dentry *dentry)
 {
 	if (!static_branch_unlikely(&dcache_oplog_key) ||
 	    !oplog_obj_has_logs(&dentry->d_oplog))
 		return false;
+	if (likely(oplog_add_hit(&dcache_oplog_type, &dentry->d_oplog, -1)))
+		return true;
 	return __dcache_oplog_put(dentry);
 }
 

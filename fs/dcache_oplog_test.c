@@ -107,7 +107,7 @@ static enum dcache_oplog_ref get_once(struct dentry *dentry, int seq_skew)
 
 	rcu_read_lock();
 	seq = raw_seqcount_begin(&dentry->d_seq) + seq_skew;
-	ret = __dcache_oplog_get(dentry, seq);
+	ret = dcache_oplog_get(dentry, seq);
 	rcu_read_unlock();
 	return ret;
 }

@@ -67,64 +67,10 @@
 #include <asm/tsc.h>
 #endif
 
-enum oplog_stat {
-	OPLOG_STAT_QUEUED,		/* operations accepted (shown: + hits) */
-	OPLOG_STAT_HITS,		/* ... through the lockless hit path */
-	OPLOG_STAT_MISSES,		/* slow path: no log of the object */
-	OPLOG_STAT_EVICTIONS,		/* slot conflicts that evicted a victim */
-	OPLOG_STAT_EVICT_BUSY,		/* ... whose victim was locked */
-	OPLOG_STAT_FULL,		/* full logs */
-	OPLOG_STAT_DIRECT,		/* operations applied without a log */
-	OPLOG_STAT_SYNCS,		/* synchronizes (and flushes) */
-	OPLOG_STAT_FLUSHES,		/* flushes */
-	OPLOG_STAT_APPLIED,		/* operations executed from logs */
-	OPLOG_STAT_ABSORBED_LOCAL,	/* add+remove pairs cancelled at queue */
-	OPLOG_STAT_ABSORBED_GLOBAL,	/* ... at synchronize */
-	OPLOG_STAT_RETIRED,		/* logs handed to QDo */
-	OPLOG_STAT_LOCAL_FOLDS,		/* counter deltas folded alone */
-	OPLOG_NR_STATS,
-};
-
 static const char * const oplog_stat_names[OPLOG_NR_STATS] = {
 	"queued", "hits", "misses", "evictions", "evict_busy", "full",
 	"direct", "syncs", "flushes", "applied", "absorbed_local",
 	"absorbed_global", "retired", "local_folds",
-};
-
-/*
- * One (object, CPU) log.  While it sits in a slot, ->obj is its tag; a
- * detached log has ->obj == NULL until it is freed, so that a stale reader
- * on the owner CPU sees a mismatch.  The union's queueing fields are dead
- * once the log is retired, when the QDo or RCU head takes their place.
- */
-struct oplog_log {
-	raw_spinlock_t		lock;
-	unsigned int		len;
-	struct oplog_obj	*obj;
-	struct oplog_type	*type;
-	unsigned int		cpu;
-	bool			referenced;
-	union {
-		struct list_head	ops;	/* ORDERED, ABSORBING */
-		long			delta;	/* COUNTER */
-		struct qdo_head		qdo;	/* retired */
-		struct rcu_head		rcu;	/* retired before QDo is up */
-	};
-};
-
-/*
- * A CPU's log cache: the per-CPU representative of &oplog_type.caches.  The
- * slot array (8 bytes per slot) is a separate allocation of exactly
- * nr_slots pointers (32 KiB, an order-3 page, for 4096 slots).
- */
-struct oplog_cache {
-	/* Read by the owner's hit path; written by the owner only. */
-	struct oplog_log	**slots;
-	local_t			stats[OPLOG_NR_STATS];
-	/* Used by remote CPUs: keep them off the owner's hot cache line. */
-	raw_spinlock_t		lock ____cacheline_aligned_in_smp;
-	unsigned int		nr_logs;	/* logs in the slots, under ->lock */
-	unsigned int		hand;	/* clock hand, under oplog_types_lock */
 };
 
 static struct kmem_cache *oplog_log_cachep;
@@ -214,13 +160,6 @@ static inline bool oplog_exact_bits(void)
 	return nr_cpu_ids <= BITS_PER_LONG;
 }
 
-static inline unsigned int oplog_slot(const struct oplog_type *type,
-				      const struct oplog_obj *obj)
-{
-	/* hash_ptr(p, 0) would shift a u64 by 64. */
-	return type->slot_bits ? hash_ptr((void *)obj, type->slot_bits) : 0;
-}
-
 /* @cpu's log cache, if it was ever instantiated; caches live until unregister. */
 static inline struct oplog_cache *oplog_cache_of(struct oplog_type *type,
 						 unsigned int cpu)
@@ -286,18 +225,27 @@ static void oplog_retire(struct oplog_log *log)
 /*
  * Move the operations of @log stamped at or before @cutoff to the tail of
  * @batch (all of them for U64_MAX); add its delta to *@delta.  Logs are
- * sorted, so this is a prefix.  Called with @log->lock held.
+ * sorted, so this is a prefix.  @detach: the log leaves its slot for good,
+ * so a counter's delta is marked dead by the same atomic exchange that
+ * takes it.  Called with @log->lock held.
  */
 static void oplog_take(struct oplog_type *type, struct oplog_log *log,
-		       u64 cutoff, struct list_head *batch, long *delta)
+		       u64 cutoff, bool detach, struct list_head *batch,
+		       long *delta)
 {
 	struct oplog_op *op;
 	LIST_HEAD(prefix);
 	unsigned int n = 0;
 
 	if (!oplog_has_list(type)) {
-		*delta += log->delta;
-		log->delta = 0;
+		/*
+		 * Pairs with the atomic add of __oplog_add_hit(): an add
+		 * that the owner's hit path made before this exchange is
+		 * taken here, and one after it is left for the next
+		 * synchronize, or finds the dead mark and misses.
+		 */
+		*delta += atomic_long_xchg(&log->delta,
+					   detach ? OPLOG_DELTA_DEAD : 0);
 		return;
 	}
 	if (cutoff == U64_MAX) {
@@ -409,7 +357,7 @@ static struct oplog_log *oplog_collect(struct oplog_type *type,
 		return NULL;
 	}
 	raw_spin_lock(&log->lock);
-	oplog_take(type, log, detach ? U64_MAX : cutoff, batch, delta);
+	oplog_take(type, log, detach ? U64_MAX : cutoff, detach, batch, delta);
 	if (detach) {
 		WRITE_ONCE(log->obj, NULL);
 		WRITE_ONCE(cache->slots[i], NULL);
@@ -509,7 +457,7 @@ static void oplog_apply_evicted(struct oplog_type *type, struct oplog_obj *obj,
  * logs stay attached.
  *
  * Holding the object lock does not exclude other CPUs' oplog_queue() and
- * oplog_add(): their hit path takes only their own log's lock.  So after
+ * oplog_add(): their hit path takes only their own log's lock (a counter's none).  So after
  * this call the shared object reflects every update that returned before
  * it, not every update that returns while the caller holds the lock.  A
  * reader that needs the latter (no operation pending anywhere until it
@@ -617,8 +565,9 @@ EXPORT_SYMBOL_GPL(oplog_flush);
  * added in this same log cancels the add; *@absorbed gets the add.  The
  * caller counts the operation (the hit path as a hit, the miss path as
  * queued), so that a hit increments one statistic only.  @list is
- * oplog_has_list(@type), a constant on the hit paths of oplog_queue() and
- * oplog_add(), so that the counter's hit path carries no list code.
+ * oplog_has_list(@type), a constant on oplog_queue()'s hit path.  A
+ * counter's miss path adds here under the log lock; its hit path,
+ * __oplog_add_hit(), adds without it.
  */
 static __always_inline bool oplog_append(struct oplog_type *type,
 					 struct oplog_cache *cache,
@@ -629,7 +578,7 @@ static __always_inline bool oplog_append(struct oplog_type *type,
 	struct oplog_op *prev;
 
 	if (!list) {
-		log->delta += delta;
+		atomic_long_add(delta, &log->delta);
 		goto done;
 	}
 	if ((type->flags & OPLOG_LOCAL_ABSORB) && op->code == OPLOG_REMOVE) {
@@ -652,8 +601,8 @@ static __always_inline bool oplog_append(struct oplog_type *type,
 	list_add_tail(&op->node, &log->ops);
 	log->len++;
 done:
-	if (!log->referenced)
-		log->referenced = true;
+	if (!READ_ONCE(log->referenced))
+		WRITE_ONCE(log->referenced, true);
 	return true;
 }
 
@@ -666,12 +615,12 @@ static void oplog_absorbed(struct oplog_type *type, struct oplog_obj *obj,
 }
 
 /*
- * The hit path: this CPU already has a log of @obj with room in it.  @list
- * is a constant: true for oplog_queue(), false for oplog_add().
+ * The hit path of oplog_queue(): this CPU already has a log of @obj with
+ * room in it.  A counter's is __oplog_add_hit(), inline in its callers.
  */
 static __always_inline bool oplog_hit(struct oplog_type *type,
-				      struct oplog_obj *obj, bool list,
-				      struct oplog_op *op, long delta,
+				      struct oplog_obj *obj,
+				      struct oplog_op *op,
 				      struct oplog_op **absorbed)
 {
 	struct oplog_cache *cache;
@@ -689,8 +638,8 @@ static __always_inline bool oplog_hit(struct oplog_type *type,
 		if (likely(log) && READ_ONCE(log->obj) == obj) {
 			raw_spin_lock(&log->lock);
 			if (likely(log->obj == obj))
-				done = oplog_append(type, cache, log, list,
-						    op, delta, absorbed);
+				done = oplog_append(type, cache, log, true,
+						    op, 0, absorbed);
 			raw_spin_unlock(&log->lock);
 			if (done)
 				local_inc(&cache->stats[OPLOG_STAT_HITS]);
@@ -745,9 +694,9 @@ static void oplog_take_over(struct oplog_type *type, struct oplog_cache *cache,
 	struct oplog_obj *victim = log->obj;
 
 	raw_spin_lock(&log->lock);
-	oplog_take(type, log, U64_MAX, batch, delta);
+	oplog_take(type, log, U64_MAX, false, batch, delta);
 	WRITE_ONCE(log->obj, obj);
-	log->referenced = false;
+	WRITE_ONCE(log->referenced, false);
 	raw_spin_unlock(&log->lock);
 	if (oplog_exact_bits())
 		WRITE_ONCE(victim->cpus, victim->cpus & ~oplog_cpu_bit(log->cpu));
@@ -769,7 +718,7 @@ static void oplog_install_new(struct oplog_type *type, struct oplog_cache *cache
 	if (oplog_has_list(type))
 		INIT_LIST_HEAD(&log->ops);
 	else
-		log->delta = 0;
+		atomic_long_set(&log->delta, 0);
 	WRITE_ONCE(cache->nr_logs, cache->nr_logs + 1);
 	/* Publish the initialised log to the lockless hit path. */
 	smp_store_release(&cache->slots[i], log);
@@ -948,7 +897,7 @@ int oplog_queue(struct oplog_type *type, struct oplog_obj *obj,
 
 	if (WARN_ON_ONCE(!oplog_has_list(type) || !in_task()))
 		return -EINVAL;
-	if (likely(oplog_hit(type, obj, true, op, 0, &absorbed))) {
+	if (likely(oplog_hit(type, obj, op, &absorbed))) {
 		if (absorbed)
 			oplog_absorbed(type, obj, absorbed, op);
 		return 0;
@@ -977,42 +926,11 @@ int oplog_add(struct oplog_type *type, struct oplog_obj *obj, long delta)
 {
 	if (WARN_ON_ONCE(oplog_has_list(type) || !in_task()))
 		return -EINVAL;
-	if (likely(oplog_hit(type, obj, false, NULL, delta, NULL)))
+	if (likely(__oplog_add_hit(type, obj, delta)))
 		return 0;
 	return oplog_slow(type, obj, NULL, delta);
 }
 EXPORT_SYMBOL_GPL(oplog_add);
-
-/**
- * oplog_add_hit() - add to this CPU's counter only if it logs the object
- * @type: the object's type, %OPLOG_COUNTER
- * @obj: the object
- * @delta: the signed amount
- *
- * The hit path of oplog_add() alone: if this CPU already holds a log of
- * @obj, add @delta to it and return true; otherwise do nothing and return
- * false, without taking the object lock, allocating or evicting.  For
- * callers that may not take the object lock (the dentry reference that
- * path_get() takes, whose caller may hold anything), or that want a log
- * only for objects shown to be hot (fs/dcache_oplog.c).
- *
- * A log found here is attached: whatever its ->attach pinned stays pinned
- * until a synchronize detaches the log under the log's lock, which this
- * call holds while it adds, so @delta is either folded by that
- * synchronize or not added at all (thesis section 7, the per-log lock).
- *
- * Context: any; outside task context (the per-CPU locks are not
- * interrupt-safe) it returns false.  Does not sleep.
- * Return: true if @delta was added, false if the caller must account it
- * another way.
- */
-bool oplog_add_hit(struct oplog_type *type, struct oplog_obj *obj, long delta)
-{
-	if (WARN_ON_ONCE(oplog_has_list(type)) || !in_task())
-		return false;
-	return oplog_hit(type, obj, false, NULL, delta, NULL);
-}
-EXPORT_SYMBOL_GPL(oplog_add_hit);
 
 /*
  * The body of oplog_evict_cpu() for slot @i of @cpu's @cache: detach its
@@ -1038,8 +956,8 @@ static bool oplog_evict_slot(struct oplog_type *type, struct oplog_cache *cache,
 		goto out_unlock;
 	if (idle_only) {
 		raw_spin_lock(&log->lock);
-		used = log->referenced;
-		log->referenced = false;
+		used = READ_ONCE(log->referenced);
+		WRITE_ONCE(log->referenced, false);
 		raw_spin_unlock(&log->lock);
 		if (used)
 			goto out_unlock;

@@ -35,14 +35,19 @@
 #ifndef _LINUX_OPLOG_H
 #define _LINUX_OPLOG_H
 
+#include <linux/atomic.h>
 #include <linux/clustered.h>
 #include <linux/completion.h>
 #include <linux/gfp_types.h>
+#include <linux/hash.h>
+#include <linux/limits.h>
 #include <linux/list.h>
 #include <linux/lockdep_types.h>
 #include <linux/oplog_types.h>
+#include <linux/preempt.h>
 #include <linux/spinlock_types.h>
 #include <linux/types.h>
+#include <asm/local.h>
 
 struct shrinker;
 
@@ -177,13 +182,169 @@ struct oplog_type {
 
 #ifdef CONFIG_OPLOG
 
+/*
+ * Private to lib/oplog.c, and to the counter's hit path below, which is
+ * inline so that a hot counter update costs its callers no call: a log
+ * cache, its logs, and their statistics.  Nothing else may touch them.
+ */
+enum oplog_stat {
+	OPLOG_STAT_QUEUED,		/* operations accepted (shown: + hits) */
+	OPLOG_STAT_HITS,		/* ... through the lockless hit path */
+	OPLOG_STAT_MISSES,		/* slow path: no log of the object */
+	OPLOG_STAT_EVICTIONS,		/* slot conflicts that evicted a victim */
+	OPLOG_STAT_EVICT_BUSY,		/* ... whose victim was locked */
+	OPLOG_STAT_FULL,		/* full logs */
+	OPLOG_STAT_DIRECT,		/* operations applied without a log */
+	OPLOG_STAT_SYNCS,		/* synchronizes (and flushes) */
+	OPLOG_STAT_FLUSHES,		/* flushes */
+	OPLOG_STAT_APPLIED,		/* operations executed from logs */
+	OPLOG_STAT_ABSORBED_LOCAL,	/* add+remove pairs cancelled at queue */
+	OPLOG_STAT_ABSORBED_GLOBAL,	/* ... at synchronize */
+	OPLOG_STAT_RETIRED,		/* logs handed to QDo */
+	OPLOG_STAT_LOCAL_FOLDS,		/* counter deltas folded alone */
+	OPLOG_NR_STATS,
+};
+
+/*
+ * One (object, CPU) log.  While it sits in a slot, ->obj is its tag; a
+ * detached log has ->obj == NULL until it is freed, so that a stale reader
+ * on the owner CPU sees a mismatch.  The union's queueing fields are dead
+ * once the log is retired, when the QDo or RCU head takes their place.
+ * A counter's ->delta is outside the union: the owner's lockless hit path
+ * may still add to a retired log (see __oplog_add_hit()), and must find
+ * the dead mark there, not a QDo head that its add would corrupt.
+ */
+struct oplog_log {
+	raw_spinlock_t		lock;
+	unsigned int		len;
+	struct oplog_obj	*obj;
+	struct oplog_type	*type;
+	unsigned int		cpu;
+	bool			referenced;
+	atomic_long_t		delta;	/* COUNTER, see __oplog_add_hit() */
+	union {
+		struct list_head	ops;	/* ORDERED, ABSORBING */
+		struct qdo_head		qdo;	/* retired */
+		struct rcu_head		rcu;	/* retired before QDo is up */
+	};
+};
+
+/*
+ * A CPU's log cache: the per-CPU representative of &oplog_type.caches.  The
+ * slot array (8 bytes per slot) is a separate allocation of exactly
+ * nr_slots pointers (32 KiB, an order-3 page, for 4096 slots).
+ */
+struct oplog_cache {
+	/* Read by the owner's hit path; written by the owner only. */
+	struct oplog_log	**slots;
+	local_t			stats[OPLOG_NR_STATS];
+	/* Used by remote CPUs: keep them off the owner's hot cache line. */
+	raw_spinlock_t		lock ____cacheline_aligned_in_smp;
+	unsigned int		nr_logs;	/* logs in the slots, under ->lock */
+	unsigned int		hand;	/* clock hand, under oplog_types_lock */
+};
+
+/*
+ * A counter log's delta once the log left its slot for good.  The owner's
+ * lockless hit path, which may still hold a pointer to the log, adds to it
+ * anyway, finds an old value at or near this one, and misses (see
+ * __oplog_add_hit()).  No sum of real deltas comes near it.
+ */
+#define OPLOG_DELTA_DEAD	LONG_MIN
+#define OPLOG_DELTA_LIVE_MIN	(LONG_MIN / 2)
+
+/* The slot of @obj in a log cache of @type. */
+static __always_inline unsigned int oplog_slot(const struct oplog_type *type,
+					       const struct oplog_obj *obj)
+{
+	/* hash_ptr(p, 0) would shift a u64 by 64. */
+	return type->slot_bits ? hash_ptr((void *)obj, type->slot_bits) : 0;
+}
+
+/*
+ * The counter's hit path, without the context check of oplog_add_hit().
+ * One per-CPU load finds this CPU's log cache, a hash and two loads its
+ * log of @obj and the log's tag, and one atomic add on a line that no
+ * other CPU touches until it synchronizes @obj adds @delta; no lock.
+ *
+ * A collector on another CPU (a synchronize, the shrinker) takes a log's
+ * delta with one atomic exchange under the log lock, and one that detaches
+ * the log leaves %OPLOG_DELTA_DEAD in its place.  The add here and that
+ * exchange are ordered on the one word: an add before it is taken, an add
+ * after it finds a dead old value, and the caller misses (what it added
+ * to the dead log is never read; the delta is not in the union that the
+ * retired log's QDo head overwrites).  The tag check cannot be fooled by a
+ * log reused for another object: only this CPU retags its logs
+ * (oplog_take_over(), never while this runs, preemption being disabled),
+ * and a detached log is freed only after this CPU's next quiescent state
+ * (oplog_retire()).  The referenced flag is a hint for the shrinker's
+ * clock; a racing clear only makes the log look idle once.
+ */
+static __always_inline bool __oplog_add_hit(struct oplog_type *type,
+					    struct oplog_obj *obj, long delta)
+{
+	struct oplog_cache *cache;
+	struct oplog_log *log;
+	bool done = false;
+
+	preempt_disable();
+	cache = this_cpu_read(*type->caches.slot);
+	if (likely(cache)) {
+		log = READ_ONCE(cache->slots[oplog_slot(type, obj)]);
+		/* Pairs with the exchange in oplog_take(). */
+		if (likely(log) && READ_ONCE(log->obj) == obj &&
+		    likely(atomic_long_fetch_add(delta, &log->delta) >=
+			   OPLOG_DELTA_LIVE_MIN)) {
+			if (!READ_ONCE(log->referenced))
+				WRITE_ONCE(log->referenced, true);
+			local_inc(&cache->stats[OPLOG_STAT_HITS]);
+			done = true;
+		}
+	}
+	preempt_enable();
+	return done;
+}
+
+/**
+ * oplog_add_hit() - add to this CPU's counter only if it logs the object
+ * @type: the object's type, %OPLOG_COUNTER
+ * @obj: the object
+ * @delta: the signed amount
+ *
+ * The hit path of oplog_add() alone, inline: if this CPU already holds a
+ * log of @obj, add @delta to it and return true; otherwise do nothing and
+ * return false, without taking the object lock, allocating or evicting.
+ * For callers that may not take the object lock (the dentry reference that
+ * path_get() takes, whose caller may hold anything), or that want a log
+ * only for objects shown to be hot (fs/dcache_oplog.c), and for every
+ * caller's fast path: a miss then calls oplog_add().
+ *
+ * A log found here is attached: whatever its ->attach pinned stays pinned
+ * until a synchronize detaches the log, which takes its delta and marks it
+ * dead with one atomic exchange; the add here is one atomic add on the
+ * same word, so @delta is either folded by that synchronize or found to
+ * have gone to a dead log, and false is returned.  The thesis's per-log
+ * lock (section 7) is kept for ordered and absorbing logs; a counter's hit
+ * needs none, as only the owner CPU adds to its delta and a collector only
+ * exchanges it (the CounterQueue of section 6.2).
+ *
+ * Context: any; outside task context (the per-CPU cache locks of the miss
+ * path are not interrupt-safe) it returns false.  Does not sleep.
+ * Return: true if @delta was added, false if the caller must account it
+ * another way.
+ */
+static __always_inline bool oplog_add_hit(struct oplog_type *type,
+					  struct oplog_obj *obj, long delta)
+{
+	return in_task() && __oplog_add_hit(type, obj, delta);
+}
+
 int oplog_type_register(struct oplog_type *type);
 void oplog_type_unregister(struct oplog_type *type);
 
 int oplog_queue(struct oplog_type *type, struct oplog_obj *obj,
 		struct oplog_op *op);
 int oplog_add(struct oplog_type *type, struct oplog_obj *obj, long delta);
-bool oplog_add_hit(struct oplog_type *type, struct oplog_obj *obj, long delta);
 
 /*
  * oplog_synchronize() and oplog_synchronize_locked() apply every operation
