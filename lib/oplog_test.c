@@ -7,7 +7,9 @@
  * full log synchronizes; a flush detaches every log; a dying CPU's logs
  * are applied; an attach refusal logs nothing; and a concurrent queue +
  * synchronize stress that checks every operation ran exactly once and in
- * per-thread order (run by the debug kernel under lockdep and KASAN).
+ * per-thread order, and a counter stress that checks every delta added
+ * through the lockless hit path is folded exactly once (both run by the
+ * debug kernel under lockdep and KASAN).
  *
  * After Boyd-Wickizer, "Optimizing Communication Bottlenecks in
  * Multiprocessor Operating System Kernels", MIT PhD thesis, 2014, ch. 5-7.
@@ -216,9 +218,15 @@ static struct oplog_type ot_stress = {
 	.nr_slots = 2, .max_len = 8,
 };
 
+/* Two slots: a counter's lockless hit races evictions and detaches. */
+static struct oplog_type ot_cstress = {
+	.name = "kunit_cstress", .kind = OPLOG_COUNTER, .ops = &ot_ops,
+	.nr_slots = 2,
+};
+
 static struct oplog_type *ot_types[] = {
 	&ot_ordered, &ot_counter, &ot_local, &ot_global, &ot_noabsorb,
-	&ot_oneslot, &ot_short, &ot_stress, &ot_counter1,
+	&ot_oneslot, &ot_short, &ot_stress, &ot_counter1, &ot_cstress,
 };
 
 /* A second lock class, for an object whose lock the test holds itself. */
@@ -1022,6 +1030,148 @@ static void oplog_test_stress(struct kunit *test)
 		   queued, num_online_cpus(), sync.syncs, sync.flushes);
 }
 
+#define CS_OBJS		8
+
+struct cs_thread {
+	struct ot_obj		**objs;
+	unsigned int		cpu;
+	long			added[CS_OBJS];	/* what this thread added */
+	unsigned long		nr_adds;
+	unsigned long		nr_hits;	/* oplog_add_hit() took it */
+	int			errors;
+	u64			end;
+	struct completion	done;
+};
+
+static int cs_add_fn(void *arg)
+{
+	struct cs_thread *t = arg;
+	struct rnd_state rnd;
+	unsigned long i;
+
+	prandom_seed_state(&rnd, t->cpu + 1);
+	for (i = 0; ; i++) {
+		u32 r = prandom_u32_state(&rnd);
+		unsigned int k = r % CS_OBJS;
+		long d = (long)((r >> 8) % 7) - 3;
+
+		if (!(i % 64)) {
+			cond_resched();
+			if (ktime_get_ns() > t->end)
+				break;
+		}
+		/* Half the adds through the hit path alone, as path_get(). */
+		if ((r >> 16) & 1 && oplog_add_hit(&ot_cstress, &t->objs[k]->oo, d)) {
+			t->nr_hits++;
+		} else if (oplog_add(&ot_cstress, &t->objs[k]->oo, d)) {
+			t->errors++;
+			continue;
+		}
+		t->added[k] += d;
+		t->nr_adds++;
+	}
+	complete(&t->done);
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(1);
+	return 0;
+}
+
+static int cs_sync_fn(void *arg)
+{
+	struct st_sync *s = arg;
+	unsigned long i = 0;
+
+	while (!kthread_should_stop()) {
+		struct ot_obj *o = s->objs[i % CS_OBJS];
+
+		if (i % 4 == 3) {
+			oplog_flush(&ot_cstress, &o->oo);
+			s->flushes++;
+		} else {
+			oplog_synchronize(&ot_cstress, &o->oo);
+			s->syncs++;
+			oplog_unlock(&ot_cstress, &o->oo);
+		}
+		i++;
+		cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * The counter's lockless hit path under fire: every online CPU adds small
+ * signed amounts to eight objects of a two-slot counter type (evictions
+ * all the time), half of them through oplog_add_hit(), while another
+ * thread synchronizes (takes the deltas, logs stay) and flushes (takes
+ * them and marks the logs dead).  Each object's value must end at the
+ * exact sum of what was added to it: a delta added after a collector took
+ * the log's delta but before the log was marked dead, or one added to a
+ * dead log, would be lost.
+ */
+static void oplog_test_counter_stress(struct kunit *test)
+{
+	struct cs_thread *ts = kunit_kcalloc(test, nr_cpu_ids, sizeof(*ts), GFP_KERNEL);
+	struct task_struct **tasks = kunit_kcalloc(test, nr_cpu_ids, sizeof(*tasks),
+						   GFP_KERNEL);
+	struct ot_obj *objs[CS_OBJS];
+	struct st_sync sync = { .objs = objs };
+	unsigned long adds = 0, hits = 0;
+	struct task_struct *syncer;
+	long want[CS_OBJS] = { 0 };
+	unsigned int cpu, k;
+	u64 end;
+
+	KUNIT_ASSERT_NOT_NULL(test, ts);
+	KUNIT_ASSERT_NOT_NULL(test, tasks);
+	for (k = 0; k < CS_OBJS; k++)
+		objs[k] = ot_new(test, false);
+
+	end = ktime_get_ns() + ST_NS;
+	for_each_online_cpu(cpu) {
+		struct cs_thread *t = &ts[cpu];
+
+		t->objs = objs;
+		t->cpu = cpu;
+		t->end = end;
+		init_completion(&t->done);
+		tasks[cpu] = kthread_create_on_cpu(cs_add_fn, t, cpu, "oplog_cs/%u");
+		if (IS_ERR(tasks[cpu])) {
+			tasks[cpu] = NULL;
+			break;
+		}
+		get_task_struct(tasks[cpu]);
+		wake_up_process(tasks[cpu]);
+	}
+	syncer = kthread_run(cs_sync_fn, &sync, "oplog_cs_sync");
+
+	for_each_possible_cpu(cpu) {
+		if (!tasks[cpu])
+			continue;
+		KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&ts[cpu].done, OT_WAIT), 0);
+		kthread_stop(tasks[cpu]);
+		put_task_struct(tasks[cpu]);
+	}
+	if (!IS_ERR(syncer))
+		kthread_stop(syncer);
+	KUNIT_EXPECT_FALSE(test, IS_ERR(syncer));
+
+	for_each_possible_cpu(cpu) {
+		KUNIT_EXPECT_EQ(test, ts[cpu].errors, 0);
+		for (k = 0; k < CS_OBJS; k++)
+			want[k] += ts[cpu].added[k];
+		adds += ts[cpu].nr_adds;
+		hits += ts[cpu].nr_hits;
+	}
+	for (k = 0; k < CS_OBJS; k++) {
+		ot_flush_check(test, &ot_cstress, objs[k]);
+		KUNIT_EXPECT_EQ_MSG(test, objs[k]->value, want[k], "object %u", k);
+	}
+	KUNIT_EXPECT_GT(test, adds, 0UL);
+	KUNIT_EXPECT_GT(test, hits, 0UL);
+	kunit_info(test, "%lu adds (%lu by add_hit) on %u CPUs, %lu synchronizes, %lu flushes\n",
+		   adds, hits, num_online_cpus(), sync.syncs, sync.flushes);
+}
+
 static int oplog_test_suite_init(struct kunit_suite *suite)
 {
 	int i, ret;
@@ -1059,6 +1209,7 @@ static struct kunit_case oplog_test_cases[] = {
 	KUNIT_CASE(oplog_test_hotplug),
 	KUNIT_CASE(oplog_test_refuse),
 	KUNIT_CASE(oplog_test_stress),
+	KUNIT_CASE(oplog_test_counter_stress),
 	{}
 };
 
