@@ -227,9 +227,10 @@ static void oplog_retire(struct oplog_log *log)
  * @batch (all of them for U64_MAX); add its delta to *@delta.  Logs are
  * sorted, so this is a prefix.  @detach: the log leaves its slot for good,
  * so a counter's delta is marked dead by the same atomic exchange that
- * takes it.  Called with @log->lock held.
+ * takes it.  Called with @log->lock held.  Returns true if operations
+ * stamped after @cutoff stay in the log.
  */
-static void oplog_take(struct oplog_type *type, struct oplog_log *log,
+static bool oplog_take(struct oplog_type *type, struct oplog_log *log,
 		       u64 cutoff, bool detach, struct list_head *batch,
 		       long *delta)
 {
@@ -246,24 +247,38 @@ static void oplog_take(struct oplog_type *type, struct oplog_log *log,
 		 */
 		*delta += atomic_long_xchg(&log->delta,
 					   detach ? OPLOG_DELTA_DEAD : 0);
-		return;
+		return false;
 	}
 	if (cutoff == U64_MAX) {
 		list_splice_tail_init(&log->ops, batch);
 		log->len = 0;
-		return;
+		return false;
 	}
 	list_for_each_entry(op, &log->ops, node) {
 		if (op->ts > cutoff)
 			break;
 		n++;
 	}
-	if (!n)
-		return;
-	/* @op is the first one to keep, or the head itself. */
-	list_cut_before(&prefix, &log->ops, &op->node);
-	list_splice_tail(&prefix, batch);
-	log->len -= n;
+	if (n) {
+		/* @op is the first one to keep, or the head itself. */
+		list_cut_before(&prefix, &log->ops, &op->node);
+		list_splice_tail(&prefix, batch);
+		log->len -= n;
+	}
+	return !list_empty(&log->ops);
+}
+
+/* Is @batch in timestamp order already?  One pass, no indirect calls. */
+static bool oplog_sorted_by_ts(const struct list_head *batch)
+{
+	const struct oplog_op *op, *prev = NULL;
+
+	list_for_each_entry(op, batch, node) {
+		if (prev && prev->ts > op->ts)
+			return false;
+		prev = op;
+	}
+	return true;
 }
 
 static int oplog_cmp_ts(void *priv, const struct list_head *a,
@@ -307,10 +322,13 @@ static void oplog_apply(struct oplog_type *type, struct oplog_obj *obj,
 	}
 	if (list_empty(batch))
 		return;
-	if (type->kind == OPLOG_ORDERED)
-		list_sort(NULL, batch, oplog_cmp_ts);
-	else
+	if (type->kind == OPLOG_ORDERED) {
+		/* One CPU's log, the common case for a reader, is sorted. */
+		if (!oplog_sorted_by_ts(batch))
+			list_sort(NULL, batch, oplog_cmp_ts);
+	} else {
 		list_sort(NULL, batch, oplog_cmp_key_ts);
+	}
 
 	while (!list_empty(batch)) {
 		op = list_first_entry(batch, struct oplog_op, node);
@@ -336,12 +354,14 @@ static void oplog_apply(struct oplog_type *type, struct oplog_obj *obj,
 
 /*
  * Take @obj's operations out of @cpu's log (those up to @cutoff), and detach
- * and return the log if @detach.  Object lock held.
+ * and return the log if @detach.  Sets *@left if operations stamped after
+ * @cutoff stay in the log.  Object lock held.
  */
 static struct oplog_log *oplog_collect(struct oplog_type *type,
 				       struct oplog_obj *obj, unsigned int cpu,
 				       u64 cutoff, bool detach,
-				       struct list_head *batch, long *delta)
+				       struct list_head *batch, long *delta,
+				       bool *left)
 {
 	struct oplog_cache *cache = oplog_cache_of(type, cpu);
 	struct oplog_log *log;
@@ -357,7 +377,9 @@ static struct oplog_log *oplog_collect(struct oplog_type *type,
 		return NULL;
 	}
 	raw_spin_lock(&log->lock);
-	oplog_take(type, log, detach ? U64_MAX : cutoff, detach, batch, delta);
+	if (oplog_take(type, log, detach ? U64_MAX : cutoff, detach, batch,
+		       delta))
+		*left = true;
 	if (detach) {
 		WRITE_ONCE(log->obj, NULL);
 		WRITE_ONCE(cache->slots[i], NULL);
@@ -371,15 +393,17 @@ static struct oplog_log *oplog_collect(struct oplog_type *type,
 /*
  * The body of synchronize and flush, object lock held.  @batch and @delta
  * carry operations already taken out of a log (an evicted one); @cutoff is
- * the timestamp up to which operations are applied (0: now).
+ * the timestamp up to which operations are applied (0: now).  Returns true
+ * if operations stamped after the cutoff stay in some log.
  */
-static void __oplog_sync(struct oplog_type *type, struct oplog_obj *obj,
+static bool __oplog_sync(struct oplog_type *type, struct oplog_obj *obj,
 			 bool flush, struct list_head *batch, long delta,
 			 u64 cutoff)
 {
 	unsigned long cpus = READ_ONCE(obj->cpus);
 	unsigned int cpu, detached = 0;
 	struct oplog_log *log;
+	bool left = false;
 
 	if (cpus) {
 		if (!cutoff)
@@ -388,7 +412,7 @@ static void __oplog_sync(struct oplog_type *type, struct oplog_obj *obj,
 			if (!(cpus & oplog_cpu_bit(cpu)))
 				continue;
 			log = oplog_collect(type, obj, cpu, cutoff, flush,
-					    batch, &delta);
+					    batch, &delta, &left);
 			if (log) {
 				oplog_retire(log);
 				detached++;
@@ -404,6 +428,7 @@ static void __oplog_sync(struct oplog_type *type, struct oplog_obj *obj,
 	oplog_stat(type, OPLOG_STAT_SYNCS, 1);
 	if (flush)
 		oplog_stat(type, OPLOG_STAT_FLUSHES, 1);
+	return left;
 }
 
 /*
@@ -465,15 +490,23 @@ static void oplog_apply_evicted(struct oplog_type *type, struct oplog_obj *obj,
  * oplog_flush_locked() instead, which detaches every CPU's log: a new
  * queue() then misses and needs the object lock.
  *
+ * A reader that sleeps when it finds nothing (inotify's read()) needs to
+ * know about operations that were already in a log but stamped after the
+ * cutoff, which this call leaves there: the return value tells, so that it
+ * synchronizes again instead of sleeping on an update whose queuer may
+ * already have looked for sleepers.
+ *
  * Context: the object lock held; takes per-CPU cache and log locks (raw);
  * calls ->exec, ->fold and ->absorb with the object lock held.  Does not
  * sleep unless the callbacks do.
+ * Return: true if operations stamped after this call's cutoff were left in
+ * some log (never for a counter).
  */
-void oplog_synchronize_locked(struct oplog_type *type, struct oplog_obj *obj)
+bool oplog_synchronize_locked(struct oplog_type *type, struct oplog_obj *obj)
 {
 	LIST_HEAD(batch);
 
-	__oplog_sync(type, obj, false, &batch, 0, 0);
+	return __oplog_sync(type, obj, false, &batch, 0, 0);
 }
 EXPORT_SYMBOL_GPL(oplog_synchronize_locked);
 
@@ -947,8 +980,8 @@ static bool oplog_evict_slot(struct oplog_type *type, struct oplog_cache *cache,
 	struct oplog_obj *obj;
 	spinlock_t *lock;	/* @obj's object lock */
 	LIST_HEAD(batch);
+	bool used, left = false;
 	long delta = 0;
-	bool used;
 
 	raw_spin_lock(&cache->lock);
 	log = cache->slots[i];
@@ -968,7 +1001,7 @@ static bool oplog_evict_slot(struct oplog_type *type, struct oplog_cache *cache,
 		goto out_unlock;
 	raw_spin_unlock(&cache->lock);
 
-	log = oplog_collect(type, obj, cpu, U64_MAX, true, &batch, &delta);
+	log = oplog_collect(type, obj, cpu, U64_MAX, true, &batch, &delta, &left);
 	if (log) {
 		if (oplog_exact_bits())
 			WRITE_ONCE(obj->cpus, obj->cpus & ~oplog_cpu_bit(cpu));

@@ -247,11 +247,13 @@ struct oplog_cache {
 /*
  * A counter log's delta once the log left its slot for good.  The owner's
  * lockless hit path, which may still hold a pointer to the log, adds to it
- * anyway, finds an old value at or near this one, and misses (see
- * __oplog_add_hit()).  No sum of real deltas comes near it.
+ * anyway, finds an old value near this one, and misses (see
+ * __oplog_add_hit()).  The mark is far from both a live sum (which never
+ * comes near %OPLOG_DELTA_LIVE_MIN) and LONG_MIN: adds to a dead log,
+ * negative ones included, must not wrap it around into the live range.
  */
-#define OPLOG_DELTA_DEAD	LONG_MIN
-#define OPLOG_DELTA_LIVE_MIN	(LONG_MIN / 2)
+#define OPLOG_DELTA_DEAD	(LONG_MIN / 2)
+#define OPLOG_DELTA_LIVE_MIN	(LONG_MIN / 4)
 
 /* The slot of @obj in a log cache of @type. */
 static __always_inline unsigned int oplog_slot(const struct oplog_type *type,
@@ -358,7 +360,7 @@ int oplog_add(struct oplog_type *type, struct oplog_obj *obj, long delta);
  */
 void oplog_synchronize(struct oplog_type *type, struct oplog_obj *obj)
 	__acquires(obj);
-void oplog_synchronize_locked(struct oplog_type *type, struct oplog_obj *obj);
+bool oplog_synchronize_locked(struct oplog_type *type, struct oplog_obj *obj);
 void oplog_unlock(struct oplog_type *type, struct oplog_obj *obj)
 	__releases(obj);
 void oplog_flush_locked(struct oplog_type *type, struct oplog_obj *obj);
