@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * OpLog notification queues for inotify.
+ *
+ * Boyd-Wickizer, "Optimizing Communication Bottlenecks in Multiprocessor
+ * Operating System Kernels", PhD thesis, MIT, 2014, sections 3.3, 8.4 and
+ * 10.2: every event of an inotify instance is appended to one queue under
+ * group->notification_lock, followed by a wake_up() of the group's wait
+ * queue, so every CPU that modifies a watched file writes the same two
+ * cache lines, and throughput collapses beyond a few cores.  With this
+ * file, inotify_handle_inode_event() appends the event it allocated to this
+ * CPU's ordered log of the group (%OPLOG_ORDERED, <linux/oplog.h>), a cache
+ * line no other CPU writes, and the readers apply the logs to the queue in
+ * timestamp order before they look at it.
+ *
+ * Order.  oplog_queue() stamps each event with oplog_clock() under its
+ * log's lock, and every application of logged events (a reader's
+ * synchronize, a full log, an eviction, the shrinker, CPU hotplug) merges
+ * the logs of every CPU up to a cutoff and applies the events in timestamp
+ * order.  So the events of one thread, and of one file (whose changes are
+ * serialized by the file's own locks, or by the thread that makes them),
+ * are queued in the order they happened, and a create and a delete of one
+ * name are never reordered.  The queue always holds a prefix, in timestamp
+ * order, of all the group's events; the logs hold the rest.
+ *
+ * Semantics at apply time.  ->exec inserts the event with
+ * fsnotify_insert_event_locked(), the body of the stock
+ * fsnotify_insert_event(): it is coalesced with an identical event at the
+ * tail of the queue (inotify_merge(): same wd, mask and name, the
+ * older one unread), dropped with the group's one %IN_Q_OVERFLOW event
+ * queued in its place when max_queued_events events are unread, and freed
+ * once the group shuts down.  Deciding at apply time keeps inotify(7)'s
+ * rules exact: the tail and the count are those of the queue the reader
+ * sees, and the overflow event sits where the first event was lost.  The
+ * logs hold at most max_len (128) events per CPU before they apply
+ * themselves, so the memory of unread events stays bounded.
+ *
+ * Readers.  read(), poll() (hence epoll and select) and FIONREAD lock the
+ * queue with inotify_oplog_lock_queue(), which applies the logs when the
+ * queue is empty (read, poll) or always (FIONREAD: the exact byte count).
+ * Writers keep appending to their logs meanwhile (section 10.2's
+ * concurrent synchronize): a synchronize applies what was stamped before
+ * its cutoff and leaves the rest.  Group release (free_group_priv) flushes
+ * the logs after fsnotify_destroy_group() stopped queueing and waited for
+ * every handler: ->exec then frees the events, and ->attach refuses a new
+ * log once group->shutdown is set.
+ *
+ * Wakeups.  A writer wakes the group's wait queue only if somebody sleeps
+ * on it (wq_has_sleeper()), so a reader that keeps reading is not written
+ * to per event; kill_fasync() as stock, which reads one pointer when
+ * nobody asked for SIGIO.  Epoll keeps an entry on the wait queue, so it
+ * is woken on every event, as stock.  The lost-wakeup argument is in
+ * inotify_oplog_sync_locked().
+ *
+ * fanotify keeps the stock queue: its permission events wait for an
+ * answer and its merge looks at a hash of queued events, not the tail.
+ *
+ * The switch: inotify_oplog=on|off on the command line (default on) and
+ * /sys/kernel/debug/inotify_oplog/enabled at run time; OpLog's statistics
+ * of the type are in /sys/kernel/debug/oplog/inotify/stats.
+ *
+ * Lock order: group->notification_lock (the OpLog object lock), then
+ * OpLog's per-CPU cache and log locks.  A writer holds no fsnotify lock
+ * when it queues; a reader takes only notification_lock.
+ */
+
+#include <kunit/visibility.h>
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/fsnotify_backend.h>
+#include <linux/init.h>
+#include <linux/mutex.h>
+#include <linux/preempt.h>
+#include <linux/sched.h>
+#include <linux/srcu.h>
+#include <linux/string.h>
+#include <linux/wait.h>
+
+#include "fsnotify.h"
+#include "inotify/inotify.h"
+#include "inotify_oplog.h"
+
+DEFINE_STATIC_KEY_FALSE(inotify_oplog_key);
+
+static bool inotify_oplog_boot_on __initdata = true;
+static bool inotify_oplog_registered;
+static DEFINE_MUTEX(inotify_oplog_switch_lock);
+
+static struct fsnotify_group *inotify_oplog_group(struct oplog_obj *obj)
+{
+	return container_of(obj, struct fsnotify_group, inotify_data.oplog);
+}
+
+static spinlock_t *inotify_oplog_lock(struct oplog_obj *obj)
+{
+	return &inotify_oplog_group(obj)->notification_lock;
+}
+
+/*
+ * Apply one logged event, notification_lock held: what the stock
+ * fsnotify_add_event() does, without its wakeup (the writer did that when
+ * it queued).  An event that is coalesced, lost to overflow, or arrives
+ * after shutdown is freed here, as inotify_handle_inode_event() frees it
+ * on the stock path; it was never on the queue, so fsnotify_destroy_event()
+ * (which would take notification_lock to check) is not needed.
+ */
+static void inotify_oplog_exec(struct oplog_obj *obj, struct oplog_op *op)
+{
+	struct fsnotify_group *group = inotify_oplog_group(obj);
+	struct inotify_event_info *event;
+	bool queued;
+
+	event = container_of(op, struct inotify_event_info, op);
+	if (fsnotify_insert_event_locked(group, &event->fse, inotify_merge,
+					 NULL, &queued))
+		group->ops->free_event(group, &event->fse);
+}
+
+/* No new log for a group that stopped queueing. */
+static bool inotify_oplog_attach(struct oplog_obj *obj)
+{
+	return !inotify_oplog_group(obj)->shutdown;
+}
+
+static const struct oplog_type_ops inotify_oplog_ops = {
+	.obj_lock	= inotify_oplog_lock,
+	.exec		= inotify_oplog_exec,
+	.attach		= inotify_oplog_attach,
+};
+
+/*
+ * Few inotify instances are written to at a time: 64 slots per CPU, and
+ * the thesis's 128 events per log before it applies itself.
+ */
+VISIBLE_IF_KUNIT struct oplog_type inotify_oplog_type = {
+	.name		= "inotify",
+	.kind		= OPLOG_ORDERED,
+	.ops		= &inotify_oplog_ops,
+	.nr_slots	= 64,
+};
+
+/*
+ * Wake a reader sleeping in read(), poll() or epoll, and send SIGIO, after
+ * an event was queued to a log.  Pairs with the smp_mb() in
+ * inotify_oplog_sync_locked(): wq_has_sleeper() orders the append before
+ * its look at the wait queue.
+ */
+static void inotify_oplog_wake(struct fsnotify_group *group)
+{
+	if (wq_has_sleeper(&group->notification_waitq))
+		wake_up(&group->notification_waitq);
+	kill_fasync(&group->fsn_fa, SIGIO, POLL_IN);
+}
+
+/**
+ * __inotify_oplog_queue() - queue an event on this CPU's log of its group
+ * @group: the inotify group
+ * @event: the event, allocated (and charged to the group's memcg) and
+ *	filled in by inotify_handle_inode_event()
+ *
+ * Appends @event to this CPU's ordered log of @group (the thesis's
+ * Object::queue, section 5.1): on a hit only this CPU's log lock is taken.
+ * A miss takes notification_lock to attach a log, or applies @event at
+ * once when no log can be had.  Then wakes a sleeping reader.
+ *
+ * Context: task context (OpLog's per-CPU locks are not interrupt-safe; the
+ * stock queue's notification_lock is not either, so inotify events come
+ * from task context only); under fsnotify_mark_srcu or group->mark_mutex
+ * (IN_IGNORED), as inotify_handle_inode_event().  Does not sleep.
+ * Return: true if @event belongs to OpLog now; false if the group is
+ * shutting down (->attach refused) or this is not task context, and the
+ * caller must queue @event the stock way, which drops it on shutdown.
+ */
+bool __inotify_oplog_queue(struct fsnotify_group *group,
+			   struct inotify_event_info *event)
+{
+	if (!in_task())
+		return false;
+	if (oplog_queue(&inotify_oplog_type, &group->inotify_data.oplog,
+			&event->op))
+		return false;
+	inotify_oplog_wake(group);
+	return true;
+}
+
+/**
+ * inotify_oplog_sync_locked() - apply @group's logged events to its queue
+ * @group: the inotify group, its notification_lock held
+ *
+ * Applies, in timestamp order, every event logged before the call (the
+ * thesis's Object::synchronize, with section 10.2's concurrent appenders).
+ * If the queue is still empty and events stamped after the cutoff were
+ * left in a log, synchronizes again: a reader that is about to sleep must
+ * not leave behind an event whose writer may already have looked for
+ * sleepers.
+ *
+ * No lost wakeup: a sleeping reader (read(), poll(), epoll) is on the wait
+ * queue before it gets here, and the smp_mb() below orders that before its
+ * look at the logs; a writer appends to its log, then looks at the wait
+ * queue behind wq_has_sleeper()'s barrier.  So either the writer sees the
+ * reader and wakes it, or the reader sees the event, applied (stamped
+ * before the cutoff) or left (stamped after it: then it synchronizes again
+ * with a later cutoff).  A writer that attaches a new log does so under
+ * notification_lock, after this reader released it, and sees it too.
+ *
+ * Context: group->notification_lock held; does not sleep.
+ */
+void inotify_oplog_sync_locked(struct fsnotify_group *group)
+{
+	lockdep_assert_held(&group->notification_lock);
+	/* Pairs with wq_has_sleeper() in inotify_oplog_wake(). */
+	smp_mb();
+	while (oplog_synchronize_locked(&inotify_oplog_type,
+					&group->inotify_data.oplog) &&
+	       fsnotify_notify_queue_is_empty(group))
+		cpu_relax();
+}
+
+/**
+ * inotify_oplog_flush() - apply @group's logged events and drop its logs
+ * @group: the inotify group
+ *
+ * Applies every logged event in timestamp order and detaches every CPU's
+ * log of @group (oplog_flush()).  Called where an event must not overtake
+ * the logged ones (the stock path with the switch off, an overflow on
+ * allocation failure) and on group release, where the events are freed
+ * (the group is shut down) and no log may outlive the group.
+ *
+ * Context: process context, not with notification_lock held; does not
+ * sleep.
+ */
+void inotify_oplog_flush(struct fsnotify_group *group)
+{
+	oplog_flush(&inotify_oplog_type, &group->inotify_data.oplog);
+}
+
+static int __init inotify_oplog_setup(char *str)
+{
+	if (!str)
+		return 0;
+	if (!strcmp(str, "on"))
+		inotify_oplog_boot_on = true;
+	else if (!strcmp(str, "off"))
+		inotify_oplog_boot_on = false;
+	else
+		return 0;
+	return 1;
+}
+__setup("inotify_oplog=", inotify_oplog_setup);
+
+/**
+ * inotify_oplog_switch() - turn the per-CPU inotify queues on or off
+ * @on: true to queue new events on per-CPU logs, false for the stock queue
+ *
+ * Off: new events take the stock path, which first flushes a group that
+ * still has logs (inotify_oplog_queue()), so no event overtakes a logged
+ * one; synchronize_srcu() waits for the handlers that saw the switch on,
+ * and oplog_type_drain() applies and detaches every log left.  Readers
+ * look at the logs whenever a group has one, whatever the switch says.
+ *
+ * Context: process context, sleeps; no fsnotify lock held.
+ * Return: 0; -ENODEV if the OpLog type could not be registered at boot.
+ */
+int inotify_oplog_switch(bool on)
+{
+	if (!inotify_oplog_registered)
+		return -ENODEV;
+	mutex_lock(&inotify_oplog_switch_lock);
+	if (on) {
+		static_branch_enable(&inotify_oplog_key);
+	} else if (static_key_enabled(&inotify_oplog_key)) {
+		static_branch_disable(&inotify_oplog_key);
+		synchronize_srcu(&fsnotify_mark_srcu);
+		oplog_type_drain(&inotify_oplog_type);
+	}
+	mutex_unlock(&inotify_oplog_switch_lock);
+	return 0;
+}
+
+static int inotify_oplog_enabled_get(void *data, u64 *val)
+{
+	*val = static_key_enabled(&inotify_oplog_key);
+	return 0;
+}
+
+static int inotify_oplog_enabled_set(void *data, u64 val)
+{
+	if (val > 1)
+		return -EINVAL;
+	return inotify_oplog_switch(val);
+}
+DEFINE_DEBUGFS_ATTRIBUTE(inotify_oplog_enabled_fops, inotify_oplog_enabled_get,
+			 inotify_oplog_enabled_set, "%llu\n");
+
+/* Logs of every group on every CPU now. */
+static int inotify_oplog_logs_get(void *data, u64 *val)
+{
+	*val = oplog_type_nr_logs(&inotify_oplog_type);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(inotify_oplog_logs_fops, inotify_oplog_logs_get,
+			 NULL, "%llu\n");
+
+static int __init inotify_oplog_register(void)
+{
+	struct dentry *dir;
+	int err;
+
+	err = oplog_type_register(&inotify_oplog_type);
+	if (err) {
+		pr_warn("inotify_oplog: cannot register the OpLog type: %d\n",
+			err);
+		return err;
+	}
+	inotify_oplog_registered = true;
+	if (inotify_oplog_boot_on)
+		inotify_oplog_switch(true);
+	pr_info("inotify_oplog: per-CPU notification queues %s\n",
+		inotify_oplog_boot_on ? "on" : "off");
+
+	dir = debugfs_create_dir("inotify_oplog", NULL);
+	debugfs_create_file_unsafe("enabled", 0600, dir, NULL,
+				   &inotify_oplog_enabled_fops);
+	debugfs_create_file_unsafe("logs", 0400, dir, NULL,
+				   &inotify_oplog_logs_fops);
+	return 0;
+}
+fs_initcall(inotify_oplog_register);
