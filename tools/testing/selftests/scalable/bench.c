@@ -87,7 +87,13 @@ static int shm_fd = -1;
 static int max_workers;
 static bool dir_ready;
 static int interrupted;
-static int dcache_oplog_saved = -1;	/* the switch before we touched it */
+/* OpLog switches a run selected, and their values before we touched them */
+#define BENCH_MAX_SWITCHES	4
+static struct {
+	char path[128];
+	int saved;
+} oplog_switches[BENCH_MAX_SWITCHES];
+static int nr_oplog_switches;
 
 static_assert(sizeof(struct bench_slot) == BENCH_CACHELINE,
 	      "a worker slot must fill exactly one cache line");
@@ -469,6 +475,31 @@ int bench_nr_modes(void)
 }
 
 /**
+ * bench_oplog_switch_path() - read or set the run-time switch of an OpLog
+ * @path: the switch, a debugfs file reading "0\n" or "1\n", e.g.
+ *	BENCH_DCACHE_OPLOG
+ * @val: -1 to read the switch, 0 or 1 to write that value
+ *
+ * Return: the value read, or @val once written; -1 with errno set if there
+ * is no switch or it could not be read or written.
+ */
+int bench_oplog_switch_path(const char *path, int val)
+{
+	char c = '0' + val;
+	int fd, ret;
+
+	fd = open(path, val < 0 ? O_RDONLY : O_WRONLY);
+	if (fd < 0)
+		return -1;
+	if (val < 0)
+		ret = read(fd, &c, 1) == 1 ? c - '0' : -1;
+	else
+		ret = write(fd, &c, 1) == 1 ? val : -1;
+	close(fd);
+	return ret;
+}
+
+/**
  * bench_dcache_oplog_switch() - read or set the dentry OpLog switch
  * @val: -1 to read the switch, 0 or 1 to write that value
  *
@@ -480,18 +511,37 @@ int bench_nr_modes(void)
  */
 int bench_dcache_oplog_switch(int val)
 {
-	char c = '0' + val;
-	int fd, ret;
+	return bench_oplog_switch_path(BENCH_DCACHE_OPLOG, val);
+}
 
-	fd = open(BENCH_DCACHE_OPLOG, val < 0 ? O_RDONLY : O_WRONLY);
-	if (fd < 0)
+/**
+ * bench_add_oplog_modes_path() - register a mode with an OpLog off and on
+ * @name: the mode's name, without suffix
+ * @param: its parameter, without BENCH_PARAM_OPLOG
+ * @path: the OpLog's switch, see bench_oplog_switch_path()
+ *
+ * Registers "<name>-stock" with @param and, if the switch @path exists,
+ * "<name>-oplog" with @param | BENCH_PARAM_OPLOG, whose RESULT lines carry
+ * its ratio to "<name>-stock" (bench_set_baseline()).  A run selects the
+ * switch with bench_oplog_select_path().  Called from bench_desc.init.
+ *
+ * Return: 0, or -1 if the table is full.
+ */
+int bench_add_oplog_modes_path(const char *name, __u64 param,
+			       const char *path)
+{
+	char stock[BENCH_NAME_LEN], oplog[BENCH_NAME_LEN];
+
+	snprintf(stock, sizeof(stock), "%s-stock", name);
+	snprintf(oplog, sizeof(oplog), "%s-oplog", name);
+	if (bench_add_mode(stock, param))
 		return -1;
-	if (val < 0)
-		ret = read(fd, &c, 1) == 1 ? c - '0' : -1;
-	else
-		ret = write(fd, &c, 1) == 1 ? val : -1;
-	close(fd);
-	return ret;
+	if (bench_oplog_switch_path(path, -1) < 0)
+		return 0;
+	if (bench_add_mode(oplog, param | BENCH_PARAM_OPLOG) ||
+	    bench_set_baseline(oplog, stock))
+		return -1;
+	return 0;
 }
 
 /**
@@ -509,18 +559,7 @@ int bench_dcache_oplog_switch(int val)
  */
 int bench_add_oplog_modes(const char *name, __u64 param)
 {
-	char stock[BENCH_NAME_LEN], oplog[BENCH_NAME_LEN];
-
-	snprintf(stock, sizeof(stock), "%s-stock", name);
-	snprintf(oplog, sizeof(oplog), "%s-oplog", name);
-	if (bench_add_mode(stock, param))
-		return -1;
-	if (bench_dcache_oplog_switch(-1) < 0)
-		return 0;
-	if (bench_add_mode(oplog, param | BENCH_PARAM_OPLOG) ||
-	    bench_set_baseline(oplog, stock))
-		return -1;
-	return 0;
+	return bench_add_oplog_modes_path(name, param, BENCH_DCACHE_OPLOG);
 }
 
 /**
@@ -551,6 +590,28 @@ int bench_select_mode(const char *arg, const char *const *names, int nr,
 }
 
 /**
+ * bench_add_oplog_mode_mask_path() - bench_add_oplog_modes_path() for
+ *	selected modes
+ * @names: the benchmark's mode names, without suffix
+ * @nr: how many
+ * @mask: the selected ones, bit i for @names[i], whose parameter is i
+ * @path: the OpLog's switch, see bench_oplog_switch_path()
+ *
+ * Return: 0, or -1 if the table is full.
+ */
+int bench_add_oplog_mode_mask_path(const char *const *names, int nr, int mask,
+				   const char *path)
+{
+	int i;
+
+	for (i = 0; i < nr; i++)
+		if ((mask & (1 << i)) &&
+		    bench_add_oplog_modes_path(names[i], i, path))
+			return -1;
+	return 0;
+}
+
+/**
  * bench_add_oplog_mode_mask() - bench_add_oplog_modes() for selected modes
  * @names: the benchmark's mode names, without suffix
  * @nr: how many
@@ -560,12 +621,8 @@ int bench_select_mode(const char *arg, const char *const *names, int nr,
  */
 int bench_add_oplog_mode_mask(const char *const *names, int nr, int mask)
 {
-	int i;
-
-	for (i = 0; i < nr; i++)
-		if ((mask & (1 << i)) && bench_add_oplog_modes(names[i], i))
-			return -1;
-	return 0;
+	return bench_add_oplog_mode_mask_path(names, nr, mask,
+					      BENCH_DCACHE_OPLOG);
 }
 
 /**
@@ -600,6 +657,49 @@ int bench_create_file(const char *path, size_t size)
 }
 
 /**
+ * bench_oplog_select_path() - switch an OpLog for a run
+ * @path: the OpLog's switch, see bench_oplog_switch_path() (at most 127
+ *	characters)
+ * @param: the run's mode parameter (bench_ctl.param)
+ *
+ * Parent side, from bench_desc.prepare_run: turns the OpLog on if @param
+ * has BENCH_PARAM_OPLOG, off otherwise.  The first call for @path saves
+ * the switch; the engine writes it back at the end, also after a failure.
+ * Without a switch there is nothing to do (only "-stock" modes exist).
+ *
+ * Return: 0, or -1 after a diagnostic if the switch could not be set.
+ */
+int bench_oplog_select_path(const char *path, __u64 param)
+{
+	int i, on = !!(param & BENCH_PARAM_OPLOG);
+
+	for (i = 0; i < nr_oplog_switches; i++)
+		if (!strcmp(oplog_switches[i].path, path))
+			break;
+	if (i == nr_oplog_switches) {
+		if (i == BENCH_MAX_SWITCHES ||
+		    strlen(path) >= sizeof(oplog_switches[i].path)) {
+			ksft_print_msg("cannot track the OpLog switch %s\n",
+				       path);
+			return -1;
+		}
+		snprintf(oplog_switches[i].path, sizeof(oplog_switches[i].path),
+			 "%s", path);
+		oplog_switches[i].saved = -1;
+		nr_oplog_switches++;
+	}
+	if (oplog_switches[i].saved < 0)
+		oplog_switches[i].saved = bench_oplog_switch_path(path, -1);
+	if (oplog_switches[i].saved >= 0 &&
+	    bench_oplog_switch_path(path, on) != on) {
+		ksft_print_msg("cannot write %d to %s: %s\n", on, path,
+			       strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/**
  * bench_dcache_oplog_select() - switch the dentry OpLog for a run
  * @param: the run's mode parameter (bench_ctl.param)
  *
@@ -612,24 +712,20 @@ int bench_create_file(const char *path, size_t size)
  */
 int bench_dcache_oplog_select(__u64 param)
 {
-	int on = !!(param & BENCH_PARAM_OPLOG);
-
-	if (dcache_oplog_saved < 0)
-		dcache_oplog_saved = bench_dcache_oplog_switch(-1);
-	if (dcache_oplog_saved >= 0 && bench_dcache_oplog_switch(on) != on) {
-		ksft_print_msg("cannot write %d to %s: %s\n", on,
-			       BENCH_DCACHE_OPLOG, strerror(errno));
-		return -1;
-	}
-	return 0;
+	return bench_oplog_select_path(BENCH_DCACHE_OPLOG, param);
 }
 
-/* Put the dentry OpLog switch back as bench_dcache_oplog_select() found it. */
-static void dcache_oplog_restore(void)
+/* Put the OpLog switches back as bench_oplog_select_path() found them. */
+static void oplog_restore(void)
 {
-	if (dcache_oplog_saved >= 0)
-		bench_dcache_oplog_switch(dcache_oplog_saved);
-	dcache_oplog_saved = -1;
+	int i;
+
+	for (i = 0; i < nr_oplog_switches; i++) {
+		if (oplog_switches[i].saved >= 0)
+			bench_oplog_switch_path(oplog_switches[i].path,
+						oplog_switches[i].saved);
+		oplog_switches[i].saved = -1;
+	}
 }
 
 /**
@@ -1737,7 +1833,7 @@ static void cleanup_all(void)
 {
 	if (bd->cleanup)
 		bd->cleanup();
-	dcache_oplog_restore();
+	oplog_restore();
 	remove_dir();
 }
 

@@ -242,12 +242,18 @@ int bench_main(const struct bench_desc *desc, int argc, char **argv);
 int bench_add_mode(const char *name, __u64 param);
 int bench_set_baseline(const char *mode, const char *base);
 int bench_nr_modes(void);
+int bench_oplog_switch_path(const char *path, int val);
 int bench_dcache_oplog_switch(int val);
 int bench_add_oplog_modes(const char *name, __u64 param);
 int bench_dcache_oplog_select(__u64 param);
+int bench_add_oplog_modes_path(const char *name, __u64 param,
+			       const char *path);
+int bench_oplog_select_path(const char *path, __u64 param);
 int bench_select_mode(const char *arg, const char *const *names, int nr,
 		      int *mask);
 int bench_add_oplog_mode_mask(const char *const *names, int nr, int mask);
+int bench_add_oplog_mode_mask_path(const char *const *names, int nr, int mask,
+				   const char *path);
 int bench_mkdir(const char *path);
 int bench_create_file(const char *path, size_t size);
 
