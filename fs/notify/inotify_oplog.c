@@ -32,8 +32,8 @@
  * once the group shuts down.  Deciding at apply time keeps inotify(7)'s
  * rules exact: the tail and the count are those of the queue the reader
  * sees, and the overflow event sits where the first event was lost.  The
- * logs hold at most max_len (128) events per CPU before they apply
- * themselves, so the memory of unread events stays bounded.
+ * logs hold at most INOTIFY_OPLOG_MAX_LEN (1024) events per CPU before
+ * they apply themselves, so the memory of unread events stays bounded.
  *
  * Readers.  read(), poll() (hence epoll and select) and FIONREAD lock the
  * queue with inotify_oplog_lock_queue(), which applies the logs when the
@@ -129,14 +129,22 @@ static const struct oplog_type_ops inotify_oplog_ops = {
 };
 
 /*
- * Few inotify instances are written to at a time: 64 slots per CPU, and
- * the thesis's 128 events per log before it applies itself.
+ * Few inotify instances are written to at a time: 64 slots per CPU.  A log
+ * applies itself when it holds 1024 events, eight times the thesis's
+ * default: when the writers outpace the reader, a full log makes its
+ * writer apply every CPU's events under notification_lock, which is the
+ * stock queue's contention again, so a full log must be rare.  The events
+ * are the group's (charged to its memcg), as stock queues up to
+ * max_queued_events (16384 by default) of them.
  */
+#define INOTIFY_OPLOG_MAX_LEN	1024
+
 VISIBLE_IF_KUNIT struct oplog_type inotify_oplog_type = {
 	.name		= "inotify",
 	.kind		= OPLOG_ORDERED,
 	.ops		= &inotify_oplog_ops,
 	.nr_slots	= 64,
+	.max_len	= INOTIFY_OPLOG_MAX_LEN,
 };
 
 /*

@@ -204,14 +204,16 @@ def series_patches():
 		d = os.path.join(common.PATCHES, name)
 		if not os.path.isdir(d):
 			continue
-		msg = open(os.path.join(d, 'message')).read()
+		with open(os.path.join(d, 'message')) as f:
+			msg = f.read()
 		files = []
 		fpath = os.path.join(d, 'files')
 		if os.path.exists(fpath):
-			for line in open(fpath):
-				line = line.split('#', 1)[0].strip()
-				if line:
-					files.append(line)
+			with open(fpath) as f:
+				for line in f:
+					line = line.split('#', 1)[0].strip()
+					if line:
+						files.append(line)
 		diff = os.path.join(d, 'upstream.diff')
 		out.append({'name': name, 'dir': d, 'message': msg, 'files': files,
 			    'diff': diff if os.path.exists(diff) else None})

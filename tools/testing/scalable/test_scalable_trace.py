@@ -203,6 +203,39 @@ class TraceTest(unittest.TestCase):
 		self.assertEqual(t[0][1], 'missed')
 		self.assertIn('(stock -)', t[0][2])
 
+	def test_hot_shared_lines(self):
+		# the fixture's lockref line (two writers, 40 transfers over 20
+		# ops) and its user line (2 transfers: 0.1 per op, just hot); not
+		# the timer's line, which is off the operation's path
+		p = st.parse_c2c(self.text)
+		rows = st.join(p['windows'], st.parse_trace_lines(TAP))
+		r = st.analyze_window(rows[0], st.Symbols(self.map))
+		self.assertAlmostEqual(r['hot_shared_transfers_per_op'], 2.1)
+
+	def test_mechanism_functions_by_name(self):
+		saved = st.MECHANISMS
+		try:
+			st.MECHANISMS = {'wake': ('fn:__wake_up', 'fn:wait_woken')}
+			self.assertEqual(st.mechanism_functions(self.tmp.name),
+					 {'wake': {'__wake_up', 'wait_woken'}})
+		finally:
+			st.MECHANISMS = saved
+
+	def test_inotify_targets(self):
+		def row(mode, n, shared, insn=1000):
+			return {'bench': 'inotify_bench', 'mode': mode, 'cpus': n, 'ops': 10,
+				'kernel_insn_per_op': insn, 'hot_shared_transfers_per_op': shared,
+				'mechanism_transfers_per_op': {'inotify': shared}}
+		t = st.targets([row('per-file-watch-stock', 8, 2.5),
+				row('per-file-watch-oplog', 8, 0),
+				row('per-file-watch-stock', 1, 0, 2000),
+				row('per-file-watch-oplog', 1, 0, 2150)])
+		self.assertEqual([x[1] for x in t], ['met', 'missed'])
+		self.assertIn('0.000 (stock 2.500)', t[0][2])
+		self.assertEqual(t[1][2], '2150 vs 2000 (+7.5%)')
+		t = st.targets([row('dir-watch-oplog', 16, 0.3)])
+		self.assertEqual(t[0][1], 'missed')
+
 
 if __name__ == '__main__':
 	unittest.main()
