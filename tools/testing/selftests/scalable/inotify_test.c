@@ -217,7 +217,9 @@ struct evlog {
 
 typedef int (*ev_fn)(const struct inotify_event *e, void *arg);
 
-static char rbuf[1 << 18] __attribute__((aligned(8)));
+/* The read buffer, aligned for struct inotify_event. */
+static __u64 rbuf_words[(1 << 18) / sizeof(__u64)];
+#define rbuf ((char *)rbuf_words)
 
 /*
  * One read() of at most @size bytes, each event passed to @fn: the bytes
@@ -254,7 +256,7 @@ static long drain(int fd, ev_fn fn, void *arg)
 {
 	long total = 0, n;
 
-	while ((n = read_once(fd, sizeof(rbuf), fn, arg)) > 0)
+	while ((n = read_once(fd, sizeof(rbuf_words), fn, arg)) > 0)
 		total += n;
 	return n < 0 ? n : total;
 }
@@ -375,7 +377,7 @@ static int match(const struct evlog *l, const struct want *w, int n,
 	const struct want __w[] = { __VA_ARGS__ };			\
 	char __why[512];						\
 									\
-	ASSERT_EQ(0, match(l, __w, sizeof(__w) / sizeof(__w[0]),	\
+	ASSERT_EQ(0, match(l, __w, ARRAY_SIZE(__w),			\
 			   __why, sizeof(__why)))			\
 		TH_LOG("%s: %s", ctx, __why);				\
 } while (0)
@@ -708,7 +710,7 @@ FIXTURE_SETUP(inotify)
 	ASSERT_GT(g_ncpus, 0);
 	g_nthreads = g_ncpus < 2 ? 2 : g_ncpus;
 
-	strcpy(self->dir, "/tmp/inotify_test.XXXXXX");
+	snprintf(self->dir, sizeof(self->dir), "/tmp/inotify_test.XXXXXX");
 	ASSERT_NE(NULL, mkdtemp(self->dir));
 
 	if (have_switch) {
@@ -735,7 +737,7 @@ FIXTURE_TEARDOWN(inotify)
 }
 
 /* Set max_queued_events (for instances created from now on). */
-static int set_maxq(FIXTURE_DATA(inotify) *self, long v)
+static int set_maxq(struct _test_data_inotify *self, long v)
 {
 	long old = read_long(MAXQ);
 
@@ -746,14 +748,14 @@ static int set_maxq(FIXTURE_DATA(inotify) *self, long v)
 	return write_long(MAXQ, v);
 }
 
-static void restore_maxq(FIXTURE_DATA(inotify) *self)
+static void restore_maxq(struct _test_data_inotify *self)
 {
 	if (self->saved_maxq >= 0 && !write_long(MAXQ, self->saved_maxq))
 		self->saved_maxq = -1;
 }
 
 /* max_queued_events at least @min: 0, or -1 (not root, cannot write). */
-static int ensure_maxq(FIXTURE_DATA(inotify) *self, long min)
+static int ensure_maxq(struct _test_data_inotify *self, long min)
 {
 	long cur = read_long(MAXQ);
 
@@ -769,8 +771,15 @@ static int ensure_maxq(FIXTURE_DATA(inotify) *self, long min)
 #define PF_WRITES	3	/* write()s per file */
 #define PF_EVENTS	(6 + PF_WRITES)
 
-enum { PF_CREATE, PF_OPEN, PF_MODIFY, PF_MODIFY_OR_CLOSE, PF_MOVED_FROM,
-       PF_MOVED_TO, PF_DELETE };
+enum {
+	PF_CREATE,
+	PF_OPEN,
+	PF_MODIFY,
+	PF_MODIFY_OR_CLOSE,
+	PF_MOVED_FROM,
+	PF_MOVED_TO,
+	PF_DELETE,
+};
 
 struct pf_state {
 	int file, state, mods;
@@ -1504,8 +1513,9 @@ TEST_F_TIMEOUT(inotify, oneshot, 60)
 		ASSERT_EQ(1, count_ev(&l, wd, IN_IGNORED))
 			TH_LOG("round %d: %d events", r, l.n);
 		ign = find_ev(&l, wd, IN_IGNORED);
-		ASSERT_EQ(1, ign) TH_LOG("round %d: want MODIFY, IGNORED, got %d events before IGNORED",
-					 r, ign);
+		ASSERT_EQ(1, ign)
+			TH_LOG("round %d: want MODIFY, IGNORED, got %d events before IGNORED",
+			       r, ign);
 		ASSERT_EQ(wd, l.ev[0].wd);
 		ASSERT_EQ(IN_MODIFY, l.ev[0].mask);
 		ASSERT_EQ(0, after_ignored(&l, wd, ign, IN_MODIFY, &strays,
@@ -1556,7 +1566,7 @@ TEST_F(inotify, mask_add_create)
 	for (i = 0; i < 3; i++) {
 		if (i == 1) {
 			ASSERT_EQ(-1, inotify_add_watch(fd, f,
-					IN_MODIFY | IN_MASK_CREATE));
+							IN_MODIFY | IN_MASK_CREATE));
 			ASSERT_EQ(EEXIST, errno);
 		}
 		if (i == 2) {
@@ -1645,10 +1655,10 @@ TEST_F(inotify, fionread)
 	struct shared sh = { .dir = self->dir };
 	char why[512] = "", f[PATH_MAX], name[NAME_MAX + 1];
 	int T = g_nthreads, fd, wd, wf, q, i, j, k, next[MAX_THREADS] = {};
-	int mods = 0;
+	int mods = 0, got;
 	long rc, total = 0;
 	struct evlog l;
-	size_t sizes[] = { EV_MAX, EV_MAX + 1, 4096, sizeof(rbuf) };
+	size_t sizes[] = { EV_MAX, EV_MAX + 1, 4096, sizeof(rbuf_words) };
 
 	log_init(&l, 1024);
 	ASSERT_NE(NULL, l.ev);
@@ -1687,7 +1697,7 @@ TEST_F(inotify, fionread)
 	}
 	ASSERT_EQ(0, q);
 	ASSERT_EQ(l.bytes, total);
-	ASSERT_EQ(-1, read(fd, rbuf, sizeof(rbuf)));
+	ASSERT_EQ(-1, read(fd, rbuf, sizeof(rbuf_words)));
 	ASSERT_EQ(EAGAIN, errno);
 
 	/* Every name, whole, in each thread's order. */
@@ -1700,7 +1710,8 @@ TEST_F(inotify, fionread)
 		}
 		ASSERT_EQ(wd, e->wd);
 		ASSERT_EQ(IN_CREATE, e->mask);
-		ASSERT_EQ(1, sscanf(e->name, "n%d_", &i));
+		got = sscanf(e->name, "n%d_", &i);
+		ASSERT_EQ(1, got);
 		ASSERT_TRUE(i >= 0 && i < T);
 		k = next[i]++;
 		fr_name(name, sizeof(name), i, k);
@@ -1746,7 +1757,7 @@ TEST_F(inotify, blocking_read)
 		pid = spawn_gen(cpu_of(i + 1), getpid(), f, 0, 0);
 		ASSERT_LT(0, pid);
 		alarm(WAIT_MS / 1000);
-		n = read(fd, rbuf, sizeof(rbuf));
+		n = read(fd, rbuf, sizeof(rbuf_words));
 		err = errno;
 		alarm(0);
 		ASSERT_EQ(0, wait_child(pid));
@@ -2010,7 +2021,7 @@ TEST_F_TIMEOUT(inotify, many_cpus_count, 120)
 				 t, j);
 			ASSERT_EQ(0, touch(path));
 			c->wds[t][j] = inotify_add_watch(fd, path,
-						IN_MODIFY | IN_CLOSE_WRITE);
+							 IN_MODIFY | IN_CLOSE_WRITE);
 			ASSERT_GE(c->wds[t][j], 0);
 		}
 	}
