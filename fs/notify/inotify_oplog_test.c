@@ -6,9 +6,10 @@
  * coalescing and overflow are decided when the logs are applied, against
  * the queue the reader sees; a group released with events still in
  * per-CPU logs frees them and its logs; the run-time switch drains the
- * logs in order.
+ * logs in order; a CPU that goes offline has its events applied in order.
  */
 #include <kunit/test.h>
+#include <linux/cpu.h>
 #include <linux/cpumask.h>
 #include <linux/fsnotify_backend.h>
 #include <linux/slab.h>
@@ -288,12 +289,46 @@ static void inotify_oplog_test_switch(struct kunit *test)
 	fsnotify_destroy_group(group);
 }
 
+/*
+ * A CPU that goes offline with events in its log of a group: OpLog's
+ * hotplug callback applies them, in order with the other CPUs' events.
+ */
+static void inotify_oplog_test_hotplug(struct kunit *test)
+{
+	struct iot *t = test->priv;
+	struct fsnotify_group *group;
+	unsigned int victim;
+	int wd[8], i, len;
+	u32 mask[8];
+
+	if (!IS_ENABLED(CONFIG_HOTPLUG_CPU) || t->nr_cpus < 2)
+		kunit_skip(test, "needs CPU hotplug and two CPUs");
+	victim = t->cpus[1];
+	group = iot_group(test, 1024);
+	for (i = 0; i < 6; i++)
+		iot_add_on(test, i % 2 ? victim : t->cpus[0], group, i + 1,
+			   IN_MODIFY);
+	if (remove_cpu(victim)) {
+		fsnotify_destroy_group(group);
+		kunit_skip(test, "CPU %u cannot go offline", victim);
+	}
+	/* Only the dead CPU's events were applied: the queue is not read. */
+	KUNIT_EXPECT_GE(test, group->q_len, 3U);
+	KUNIT_EXPECT_EQ(test, add_cpu(victim), 0);
+	len = iot_snapshot(group, wd, mask, 8);
+	KUNIT_ASSERT_EQ(test, len, 6);
+	for (i = 0; i < len; i++)
+		KUNIT_EXPECT_EQ(test, wd[i], i + 1);
+	fsnotify_destroy_group(group);
+}
+
 static struct kunit_case inotify_oplog_test_cases[] = {
 	KUNIT_CASE(inotify_oplog_test_order),
 	KUNIT_CASE(inotify_oplog_test_merge),
 	KUNIT_CASE(inotify_oplog_test_overflow),
 	KUNIT_CASE(inotify_oplog_test_release),
 	KUNIT_CASE(inotify_oplog_test_switch),
+	KUNIT_CASE(inotify_oplog_test_hotplug),
 	{}
 };
 
