@@ -949,7 +949,10 @@ static int st_sync_fn(void *arg)
  * with two slots and eight-entry logs (evictions and full logs all the
  * time) while another thread synchronizes and flushes them: every
  * operation must run exactly once, each thread's operations on an object
- * in the order it queued them.
+ * in the order it queued them, and every object's operations in global
+ * timestamp order (->exec checks each stamp against the last one), which
+ * a synchronize that took operations stamped after its cutoff, while
+ * other CPUs keep queueing, would break.
  */
 static void oplog_test_stress(struct kunit *test)
 {
@@ -967,7 +970,7 @@ static void oplog_test_stress(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, ts);
 	KUNIT_ASSERT_NOT_NULL(test, tasks);
 	for (k = 0; k < ST_OBJS; k++) {
-		objs[k] = ot_new(test, false);
+		objs[k] = ot_new(test, true);
 		objs[k]->next_seq = kunit_kcalloc(test, nr_cpu_ids, sizeof(unsigned int),
 						  GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, objs[k]->next_seq);
