@@ -8,7 +8,9 @@
  *  2. stress: /sys/kernel/debug/qdo_test/stress (lib/test_qdo.c) runs QDo
  *     requests with random masks and clustered counters on every CPU;
  *  3. the same stress while a child process takes CPUs 1..N-1 offline and
- *     online again through sysfs.
+ *     online again through sysfs; it fails unless at least one CPU really
+ *     went offline and came back (a CPU that refuses to go offline is
+ *     skipped, but a run in which none went offline tested nothing).
  *
  * Needs root, debugfs and CONFIG_TEST_QDO; the stress reports its own
  * consistency checks ("qdo_stress ok" or "qdo_stress FAIL ...").
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -104,7 +107,8 @@ static void test_idle(void)
 		ksft_test_result(w1 == w2 && t1 == t2, "idle: no QDo wakeups without requests\n");
 }
 
-static void toggler(int ncpus)
+/* Offline + online cycles that completed, counted in shared memory. */
+static void toggler(int ncpus, volatile long *cycles)
 {
 	int cpu;
 
@@ -115,6 +119,7 @@ static void toggler(int ncpus)
 			usleep(20000);
 			if (set_online(cpu, 1))
 				_exit(2);
+			(*cycles)++;
 			usleep(20000);
 		}
 	}
@@ -123,24 +128,40 @@ static void toggler(int ncpus)
 static void test_hotplug(int ncpus)
 {
 	int i, failed = 0, status, cpu, rounds = 5;
+	volatile long *cycles;
 	pid_t pid;
 
 	if (ncpus < 2 || set_online(1, 1)) {
 		ksft_test_result_skip("hotplug: needs CPU 1 and its sysfs online file\n");
 		return;
 	}
+	cycles = mmap(NULL, sizeof(*cycles), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (cycles == MAP_FAILED) {
+		ksft_test_result_fail("hotplug: mmap: %s\n", strerror(errno));
+		return;
+	}
+	*cycles = 0;
 	pid = fork();
 	if (pid < 0) {
 		ksft_test_result_fail("hotplug: fork: %s\n", strerror(errno));
 		return;
 	}
 	if (pid == 0)
-		toggler(ncpus);
+		toggler(ncpus, cycles);
 	for (i = 0; i < rounds; i++)
 		if (stress())
 			failed++;
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
+	if (WIFEXITED(status)) {
+		ksft_print_msg("hotplug: a CPU did not come back online (toggler exit %d)\n",
+			       WEXITSTATUS(status));
+		failed++;
+	}
+	ksft_print_msg("hotplug: %ld CPU offline+online cycles\n", *cycles);
+	if (*cycles < 1)
+		failed++;
 	for (cpu = 1; cpu < ncpus; cpu++)
 		if (set_online(cpu, 1) && errno != 0)
 			ksft_print_msg("could not bring CPU %d back online\n", cpu);
@@ -149,6 +170,7 @@ static void test_hotplug(int ncpus)
 	ksft_print_msg("qdo migrated requests: %ld\n", stat_value("migrated"));
 	ksft_test_result(!failed, "hotplug: %d stress rounds while CPUs go offline and online\n",
 			 rounds);
+	munmap((void *)cycles, sizeof(*cycles));
 }
 
 int main(int argc, char **argv)
