@@ -40,10 +40,12 @@
  * firing, inotify_rm_watch()) can be queued after the watch's IN_IGNORED.
  * inotify_handle_inode_event() reads the wd before it queues the event and
  * inotify_ignored_and_remove_idr() queues IN_IGNORED before it clears the
- * wd.  Each writer has at most one such event in flight, so the cases that
- * remove a watch under load allow at most one "straggler" per writer, of
- * the kind that writer generates, and check the strict rule (nothing after
- * IN_IGNORED) where the writers have finished first.
+ * wd, so a writer can queue "stragglers" after IN_IGNORED until the wd is
+ * cleared: more than one per writer when the remover is slow in between
+ * (a stock release boot saw two from one writer).  The cases that remove
+ * a watch under load therefore allow stragglers of the kind the writers
+ * generate, in each writer's order, however many, and check the strict
+ * rule (nothing after IN_IGNORED) where the writers have finished first.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -1349,10 +1351,9 @@ TEST_F_TIMEOUT(inotify, ignored_last, 120)
 	ASSERT_LE(at_rm, ign) TH_LOG("IN_IGNORED before inotify_rm_watch()");
 	ASSERT_EQ(0, after_ignored(&l, wd, ign, IN_CREATE, &strays, why,
 				   sizeof(why))) TH_LOG("%s", why);
-	/* The stock race (see the top): one in-flight create per writer. */
-	ASSERT_GE(nw, strays)
-		TH_LOG("%d CREATE events after IGNORED (event %d of %d), %d writers",
-		       strays, ign, l.n, nw);
+	/* The stock race (see the top): creates in flight, in order below. */
+	TH_LOG("%d CREATE events after IGNORED (event %d of %d), %d writers",
+	       strays, ign, l.n, nw);
 	ASSERT_EQ(0, create_order(&l, wd, 'a', nw, got, why, sizeof(why)))
 		TH_LOG("%s", why);
 	for (i = 0; i < nw; i++) {
@@ -1520,10 +1521,7 @@ TEST_F_TIMEOUT(inotify, oneshot, 60)
 		ASSERT_EQ(IN_MODIFY, l.ev[0].mask);
 		ASSERT_EQ(0, after_ignored(&l, wd, ign, IN_MODIFY, &strays,
 					   why, sizeof(why))) TH_LOG("%s", why);
-		/* The stock race: the others' in-flight writes. */
-		ASSERT_GE(T - 1, strays)
-			TH_LOG("round %d: %d MODIFY events after IGNORED", r,
-			       strays);
+		/* The stock race: the others' in-flight writes (see the top). */
 		ASSERT_EQ(l.n, ign + 1 + strays);
 		total += strays;
 		ASSERT_EQ(-1, inotify_rm_watch(fd, wd));
