@@ -54,18 +54,57 @@
  * sat with a task that was not running for about half of the time.
  * AST_MUTEX_HANDOFF and AST_MUTEX_WAKE_ONLY select the two pure policies.
  */
+#include <linux/debugfs.h>
 #include <linux/hrtimer.h>
+#include <linux/init.h>
+#include <linux/percpu.h>
 #include <linux/pid_namespace.h>
 #include <linux/plist.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/wake_q.h>
+#include <linux/seq_file.h>
 #include <linux/syscalls.h>
 #include <linux/time_namespace.h>
 #include <linux/uaccess.h>
 
 #include "ast_sync.h"
+
+/*
+ * Event counts for /sys/kernel/debug/ast_sync/stats, per CPU so that
+ * counting writes no shared line: they say where a workload's kernel
+ * time goes.  "scanned" is the number of hash-chain entries that the
+ * unlocks walked to choose a waiter (ast_select_waiter()), the cost of
+ * the paper's linear search.
+ */
+enum ast_stat {
+	AST_STAT_QUEUED,	/* a lock queued to sleep */
+	AST_STAT_LOST,		/* woken to compete, found the word taken */
+	AST_STAT_HEIR,		/* a starved waiter claimed the hand-off */
+	AST_STAT_UNLOCK,	/* unlocks in the kernel */
+	AST_STAT_HANDOFF,	/* ... that handed the lock over */
+	AST_STAT_WAKE,		/* ... that woke a waiter to compete */
+	AST_STAT_SCANNED,	/* chain entries those unlocks walked */
+	AST_NR_STATS
+};
+
+static const char *const ast_stat_names[AST_NR_STATS] = {
+	[AST_STAT_QUEUED]	= "queued",
+	[AST_STAT_LOST]		= "lost",
+	[AST_STAT_HEIR]		= "heir",
+	[AST_STAT_UNLOCK]	= "unlock",
+	[AST_STAT_HANDOFF]	= "handoff",
+	[AST_STAT_WAKE]		= "wake",
+	[AST_STAT_SCANNED]	= "scanned",
+};
+
+static DEFINE_PER_CPU(unsigned long [AST_NR_STATS], ast_stats);
+
+static inline void ast_stat_add(enum ast_stat stat, unsigned long n)
+{
+	this_cpu_add(ast_stats[stat], n);
+}
 
 /**
  * ast_wake() - wake function of an AST waiter
@@ -122,10 +161,12 @@ struct ast_waiter *ast_select_waiter(struct plist_head *chain,
 				     bool *others)
 {
 	struct ast_waiter *found = NULL, *w;
+	unsigned long scanned = 0;
 	struct futex_q *q;
 
 	*others = false;
 	plist_for_each_entry(q, chain, list) {
+		scanned++;
 		if (!futex_match(&q->key, key) || !ast_is_waiter(q))
 			continue;
 		w = container_of(q, struct ast_waiter, q);
@@ -137,6 +178,8 @@ struct ast_waiter *ast_select_waiter(struct plist_head *chain,
 		if (found || state < 0)
 			break;
 	}
+	if (state >= 0)
+		ast_stat_add(AST_STAT_SCANNED, scanned);
 	return found;
 }
 
@@ -528,10 +571,14 @@ retry:
 		if (!w.lost++)
 			w.lost_at = jiffies;
 		/* Starved: claim the hand-off, unless another waiter has. */
+		ast_stat_add(AST_STAT_LOST, 1);
 		if (!w.heir && ast_waiter_starved(&w, jiffies) &&
-		    !ast_word_has_heir(&hb->chain, &w.q.key))
+		    !ast_word_has_heir(&hb->chain, &w.q.key)) {
 			w.heir = true;
+			ast_stat_add(AST_STAT_HEIR, 1);
+		}
 	}
+	ast_stat_add(AST_STAT_QUEUED, 1);
 	ast_wait_queue(hb, &w, uaddr, to);
 
 	if (!futex_unqueue(&w.q)) {
@@ -637,7 +684,9 @@ retry:
 		cond_resched();
 		goto retry;
 	}
+	ast_stat_add(AST_STAT_UNLOCK, 1);
 	if (w) {
+		ast_stat_add(handoff ? AST_STAT_HANDOFF : AST_STAT_WAKE, 1);
 		w->policy = flags & (AST_MUTEX_HANDOFF | AST_MUTEX_WAKE_ONLY);
 		/* Direct hand-off: the word already names the new owner. */
 		if (handoff)
@@ -861,3 +910,26 @@ SYSCALL_DEFINE3(ast_mutex_unlock, u32 __user *, uaddr, unsigned int, new_state,
 		return ret;
 	return ast_unlock(uaddr, new_state, flags);
 }
+
+static int ast_stats_show(struct seq_file *m, void *v)
+{
+	unsigned long sum[AST_NR_STATS] = { };
+	int cpu, i;
+
+	for_each_possible_cpu(cpu)
+		for (i = 0; i < AST_NR_STATS; i++)
+			sum[i] += per_cpu(ast_stats, cpu)[i];
+	for (i = 0; i < AST_NR_STATS; i++)
+		seq_printf(m, "%s %lu\n", ast_stat_names[i], sum[i]);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(ast_stats);
+
+static int __init ast_sync_debugfs_init(void)
+{
+	struct dentry *dir = debugfs_create_dir("ast_sync", NULL);
+
+	debugfs_create_file("stats", 0400, dir, NULL, &ast_stats_fops);
+	return 0;
+}
+late_initcall(ast_sync_debugfs_init);

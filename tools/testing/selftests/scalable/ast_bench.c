@@ -111,7 +111,46 @@ struct bbuf {
 /* Per-item costs of a run, from getrusage() over the measurement. */
 struct cost {
 	double csw, usr_us, sys_us;
+	/* From AST_STATS, per item; kstats: the file was read. */
+	bool kstats;
+	double queued, lost, unlock, handoff, wake, scanned;
 };
+
+/*
+ * The kernel's AST-sync event counts (debugfs): the fields of struct
+ * cost after kstats, in the file's order.
+ */
+#define AST_STATS	"/sys/kernel/debug/ast_sync/stats"
+static const char *const kstat_names[] = {
+	"queued", "lost", "unlock", "handoff", "wake", "scanned",
+};
+
+#define NR_KSTATS	ARRAY_SIZE(kstat_names)
+
+/* -v: one line per run, with the rates and the kernel's counts. */
+static bool verbose;
+static const char *const run_fmt[] = {
+	"ast_bench: %s-t%d-b%d run: %.1f items/ms; per item: csw %.3f, usr %.3f us, sys %.3f us, queued %.3f, lost %.3f, unlock %.3f, handoff %.3f, wake %.3f; chain entries per unlock %.1f\n",
+};
+
+static bool read_kstats(unsigned long *v)
+{
+	unsigned long x;
+	char name[32];
+	size_t i;
+	FILE *f;
+
+	memset(v, 0, NR_KSTATS * sizeof(*v));
+	f = fopen(AST_STATS, "r");
+	if (!f)
+		return false;
+	while (fscanf(f, "%31s %lu", name, &x) == 2)
+		for (i = 0; i < NR_KSTATS; i++)
+			if (!strcmp(name, kstat_names[i]))
+				v[i] = x;
+	fclose(f);
+	return true;
+}
 
 static long warmup_ms = 1000, measure_ms = 5000, runs = 3;
 static int threads[MAX_LIST], nr_threads;
@@ -403,7 +442,9 @@ static double run_once(int impl, int nthreads, int size, struct cost *cost)
 {
 	struct rusage ru0, ru1;
 	int np = nthreads / 2, nc = nthreads - np, i, ret = 0;
-	unsigned long g0, g1, n, puts, gets;
+	unsigned long g0, g1, n, puts, gets, k0[NR_KSTATS], k1[NR_KSTATS];
+	bool is_ast = impl != IMPL_CV_BCAST && impl != IMPL_CV_PAIR &&
+		      impl != IMPL_FUTEX;
 	pthread_t *th = calloc(nthreads, sizeof(*th));
 	struct targ *ta = calloc(nthreads, sizeof(*ta));
 	struct bbuf *b = aligned_alloc(64, (sizeof(*b) + 63) & ~63UL);
@@ -449,11 +490,13 @@ static double run_once(int impl, int nthreads, int size, struct cost *cost)
 		sleep_ms(warmup_ms);
 		getrusage(RUSAGE_SELF, &ru0);
 		trace_window_start();
+		cost->kstats = is_ast && read_kstats(k0);
 		g0 = sum(b->gets, nc);
 		t0 = now_ms();
 		sleep_ms(measure_ms);
 		g1 = sum(b->gets, nc);
 		t1 = now_ms();
+		cost->kstats = cost->kstats && read_kstats(k1);
 		trace_window_stop();
 		if (trace_enabled()) {
 			char mode[64];
@@ -471,6 +514,22 @@ static double run_once(int impl, int nthreads, int size, struct cost *cost)
 				     ru0.ru_nvcsw - ru0.ru_nivcsw) / n;
 		cost->usr_us = (tv_us(&ru1.ru_utime) - tv_us(&ru0.ru_utime)) / n;
 		cost->sys_us = (tv_us(&ru1.ru_stime) - tv_us(&ru0.ru_stime)) / n;
+		if (cost->kstats) {
+			double *f = &cost->queued;
+			size_t i;
+
+			for (i = 0; i < NR_KSTATS; i++)
+				f[i] = (double)(k1[i] - k0[i]) / n;
+			/* Chain entries walked per unlock, not per item. */
+			cost->scanned = k1[5] > k0[5] && k1[2] > k0[2] ?
+				(double)(k1[5] - k0[5]) / (k1[2] - k0[2]) : 0;
+		}
+		if (verbose)
+			ksft_print_msg(run_fmt[0], impl_names[impl], nthreads, size,
+				       (g1 - g0) / (t1 - t0), cost->csw,
+				       cost->usr_us, cost->sys_us, cost->queued,
+				       cost->lost, cost->unlock, cost->handoff,
+				       cost->wake, cost->scanned);
 	}
 	stop_all(b);
 	for (i = 0; i < nthreads; i++)
@@ -505,8 +564,8 @@ static void run_tuple(int nthreads, int size, int ncpus)
 	double rate[NR_IMPLS] = { 0 }, cpu[NR_IMPLS] = { 0 };
 	double sum_r, sum_sq, r, v, sd;
 	struct cost c, tot;
-	char extra[96];
-	int impl, k, done;
+	int impl, k, done, nk;
+	char extra[256];
 
 	for (impl = 0; impl < NR_IMPLS; impl++) {
 		if (!(impl_mask & (1 << impl)))
@@ -514,6 +573,7 @@ static void run_tuple(int nthreads, int size, int ncpus)
 		sum_r = 0;
 		sum_sq = 0;
 		memset(&tot, 0, sizeof(tot));
+		nk = 0;
 		for (k = 0, done = 0; k < runs; k++) {
 			r = run_once(impl, nthreads, size, &c);
 			if (r < 0)
@@ -523,6 +583,13 @@ static void run_tuple(int nthreads, int size, int ncpus)
 			tot.csw += c.csw;
 			tot.usr_us += c.usr_us;
 			tot.sys_us += c.sys_us;
+			if (c.kstats) {
+				tot.lost += c.lost;
+				tot.handoff += c.handoff;
+				tot.wake += c.wake;
+				tot.scanned += c.scanned;
+				nk++;
+			}
 			done++;
 		}
 		rate[impl] = done ? sum_r / done : 0;
@@ -538,6 +605,12 @@ static void run_tuple(int nthreads, int size, int ncpus)
 			snprintf(extra + strlen(extra),
 				 sizeof(extra) - strlen(extra),
 				 " ast_cpu_speedup=%.3f", cpu[impl] / cpu[IMPL_AST]);
+		if (nk)
+			snprintf(extra + strlen(extra),
+				 sizeof(extra) - strlen(extra),
+				 " lost_per_item=%.3f handoff_per_item=%.3f wake_per_item=%.3f scan_per_unlock=%.1f",
+				 tot.lost / nk, tot.handoff / nk, tot.wake / nk,
+				 tot.scanned / nk);
 		ksft_print_msg(result_fmt[0], impl_names[impl], nthreads, size,
 			       ncpus, rate[impl], done, sd, impl_names[impl],
 			       nthreads, size, done ? tot.csw / done : 0,
@@ -563,7 +636,7 @@ static int restrict_cpus(int n)
 static void print_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ast_bench [-w ms] [-m ms] [-r runs] [-q] [-c cpus] [-t threads] [-b sizes] [-i impls]\n"
+		"usage: ast_bench [-w ms] [-m ms] [-r runs] [-q] [-c cpus] [-t threads] [-b sizes] [-i impls] [-v]\n"
 		"  -w/-m/-r  warm-up, measurement (ms) and runs (default 1000, 5000, 3)\n"
 		"  -q        quick: -w 100 -m 400 -r 2\n"
 		"  -c LIST   CPU counts (default 1, 2, 4, ... and N)\n"
@@ -571,7 +644,9 @@ static void print_usage(FILE *f)
 		"            with -m 250 or less 10,100)\n"
 		"  -b LIST   buffer sizes (default 1,10,100; with -m 250 or less 1,16)\n"
 		"  -i LIST   implementations: ast,ast-handoff,ast-compete,cv-bcast,cv-pair,\n"
-		"            futex-bitset\n");
+		"            futex-bitset\n"
+		"  -v        one line per run, with the kernel's counts from\n"
+		"            " AST_STATS "\n");
 }
 
 static int parse_impls(const char *s)
@@ -601,7 +676,7 @@ int main(int argc, char **argv)
 	int opt, ci, ti, si, k, done, quick = 0;
 	cpu_set_t set;
 
-	while ((opt = getopt(argc, argv, "w:m:r:qc:t:b:i:h")) != -1) {
+	while ((opt = getopt(argc, argv, "w:m:r:qc:t:b:i:vh")) != -1) {
 		switch (opt) {
 		case 'w':
 			warmup_ms = atol(optarg);
@@ -611,6 +686,9 @@ int main(int argc, char **argv)
 			break;
 		case 'r':
 			runs = atol(optarg);
+			break;
+		case 'v':
+			verbose = true;
 			break;
 		case 'q':
 			warmup_ms = 100;

@@ -428,6 +428,75 @@ TEST(handoff_to_matching_waiter)
 	EXPECT_EQ(AST_MUTEX_WORD(9), load(&m.word));
 }
 
+/*
+ * The kernel's event counts in debugfs follow the calls: a strict
+ * hand-off to one sleeping waiter, then a compete wake-up of another.
+ * The waiters leave alone, in user space.  Nothing else in the guest
+ * uses the calls while the kselftests run one after another.
+ */
+#define AST_STATS	"/sys/kernel/debug/ast_sync/stats"
+
+enum { ST_QUEUED, ST_UNLOCK, ST_HANDOFF, ST_WAKE, ST_SCANNED, NR_ST };
+
+static int read_ast_stats(unsigned long *v)
+{
+	static const char *const names[NR_ST] = {
+		"queued", "unlock", "handoff", "wake", "scanned",
+	};
+	unsigned long x;
+	char name[32];
+	int i, found = 0;
+	FILE *f;
+
+	f = fopen(AST_STATS, "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%31s %lu", name, &x) == 2)
+		for (i = 0; i < NR_ST; i++)
+			if (!strcmp(name, names[i])) {
+				v[i] = x;
+				found++;
+			}
+	fclose(f);
+	return found == NR_ST ? 0 : -1;
+}
+
+TEST(debugfs_stats)
+{
+	struct waiter w1 = { .mask = BIT(1), .exit_state = 2 };
+	struct waiter w2 = { .mask = BIT(3), .exit_state = 4 };
+	unsigned long a[NR_ST], b[NR_ST];
+	struct ast_mutex m;
+	pthread_t th;
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	if (read_ast_stats(a))
+		SKIP(return, "no %s (debugfs not mounted?)", AST_STATS);
+	ASSERT_EQ(0, ast_mutex_init(&m, 0, AST_MUTEX_PRIVATE));
+	ASSERT_EQ(0, ast_mutex_lock(&m, BIT(0)));
+	w1.m = &m;
+	start_waiter(_metadata, &th, &w1);
+	EXPECT_EQ(1, ast_sys_unlock(&m.word, 1, AST_MUTEX_PRIVATE |
+				    AST_MUTEX_HANDOFF));
+	pthread_join(th, NULL);
+	EXPECT_EQ(1, w1.got);
+	ASSERT_EQ(2, ast_mutex_lock(&m, BIT(2)));
+	w2.m = &m;
+	start_waiter(_metadata, &th, &w2);
+	EXPECT_EQ(1, ast_sys_unlock(&m.word, 3, AST_MUTEX_PRIVATE |
+				    AST_MUTEX_WAKE_ONLY));
+	pthread_join(th, NULL);
+	EXPECT_EQ(3, w2.got);
+	EXPECT_EQ(AST_MUTEX_WORD(4), load(&m.word));
+	ASSERT_EQ(0, read_ast_stats(b));
+	EXPECT_EQ(2, b[ST_UNLOCK] - a[ST_UNLOCK]);
+	EXPECT_EQ(1, b[ST_HANDOFF] - a[ST_HANDOFF]);
+	EXPECT_EQ(1, b[ST_WAKE] - a[ST_WAKE]);
+	EXPECT_LE(2, b[ST_QUEUED] - a[ST_QUEUED]);
+	EXPECT_LE(2, b[ST_SCANNED] - a[ST_SCANNED]);
+}
+
 TEST(handoff_fifo)
 {
 	enum { N = 6 };
