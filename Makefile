@@ -10,7 +10,7 @@
 #   make trace    cache-line transfers per operation at TRACE_SMP vCPUs (TCG)
 #
 # Variables: MODE=full|quick (make run), SMP=<guest CPUs, default host CPUs>,
-# CPUS=<benchmark worker counts, e.g. 1,2,4>, FLAVOURS="release debug",
+# CPUS=<benchmark worker counts, e.g. 1,2,4>, FLAVOURS="release debug kcsan",
 # ACCEL=kvm|tcg (default: detect), LINUX_TARBALL=<6.12.y tarball>,
 # LINUX_TREE=<6.12.y source tree>, BOOT_TIMEOUT=<seconds>, JOBS=<make -j>,
 # TRACE_SMP=<vCPU counts, default 1,2,4,8,16>, TRACE_MS=<window ms>,
@@ -19,7 +19,7 @@
 
 PY	 ?= python3
 HARNESS	 := $(PY) tools/testing/scalable/scalable.py
-FLAVOURS ?= release debug
+FLAVOURS ?= release debug kcsan
 MODE	 ?= full
 
 export SMP CPUS ACCEL LINUX_TARBALL LINUX_TREE BOOT_TIMEOUT JOBS QEMU MODE \

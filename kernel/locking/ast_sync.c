@@ -82,6 +82,7 @@ enum ast_stat {
 	AST_STAT_QUEUED,	/* a lock queued to sleep */
 	AST_STAT_LOST,		/* woken to compete, found the word taken */
 	AST_STAT_HEIR,		/* a starved waiter claimed the hand-off */
+	AST_STAT_POLL_NS,	/* time the heir polled the owner, in ns */
 	AST_STAT_UNLOCK,	/* unlocks in the kernel */
 	AST_STAT_HANDOFF,	/* ... that handed the lock over */
 	AST_STAT_WAKE,		/* ... that woke a waiter to compete */
@@ -93,6 +94,7 @@ static const char *const ast_stat_names[AST_NR_STATS] = {
 	[AST_STAT_QUEUED]	= "queued",
 	[AST_STAT_LOST]		= "lost",
 	[AST_STAT_HEIR]		= "heir",
+	[AST_STAT_POLL_NS]	= "poll_ns",
 	[AST_STAT_UNLOCK]	= "unlock",
 	[AST_STAT_HANDOFF]	= "handoff",
 	[AST_STAT_WAKE]		= "wake",
@@ -427,11 +429,12 @@ static void ast_drop_waiters_bit(u32 __user *uaddr, unsigned int fflags)
 static void ast_spin_on_owner(u32 __user *uaddr, struct ast_waiter *w,
 			      struct hrtimer_sleeper *to)
 {
-	u64 end = local_clock() + ast_spin_budget_ns(num_online_cpus());
+	u64 start = local_clock(), end;
 	struct task_struct *owner = NULL;
 	pid_t tid = 0;
 	u32 uval;
 
+	end = start + ast_spin_budget_ns(num_online_cpus());
 	rcu_read_lock();
 	while (READ_ONCE(w->q.lock_ptr)) {
 		if (need_resched() || signal_pending(current) ||
@@ -449,6 +452,7 @@ static void ast_spin_on_owner(u32 __user *uaddr, struct ast_waiter *w,
 		cpu_relax();
 	}
 	rcu_read_unlock();
+	ast_stat_add(AST_STAT_POLL_NS, local_clock() - start);
 }
 
 /*

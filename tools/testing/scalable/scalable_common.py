@@ -23,7 +23,7 @@ BUILD = os.path.join(TOP, 'build')
 OUT = os.environ.get('SCALABLE_OUT') or os.path.join(TOP, 'out')
 PATCHES = os.path.join(TOP, 'patches')
 
-FLAVOURS = ('release', 'debug')
+FLAVOURS = ('release', 'debug', 'kcsan')
 BENCHMARKS = ('stat_bench', 'open_bench', 'create_bench', 'fork_bench', 'fork_truncate',
 	      'inotify_bench', 'ast_bench', 'qdo_latency', 'counter_bench', 'oplog_list',
 	      'cacheline_bench')

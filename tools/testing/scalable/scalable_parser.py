@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import scalable_common as common
+import scalable_kcsan as kcsan
 
 # Console patterns that fail a boot: any kernel splat.
 SPLATS = [
@@ -206,7 +207,13 @@ def analyze(src, b, logdir, expect_done=True):
 		problems.append('the guest stopped before init finished (QEMU exit %s)' % b['qemu_rc'])
 	splats = find_splats(con)
 	for kind, line in splats:
-		problems.append('kernel splat (%s): %s' % (kind, line))
+		# KCSAN's reports are judged below: stock code's are listed.
+		if 'BUG: KCSAN: ' not in line:
+			problems.append('kernel splat (%s): %s' % (kind, line))
+	races = kcsan.judge(con, b['flavour'], src)
+	for r in races['series']:
+		problems.append('KCSAN report in the series\' code: %s (at %s)' %
+				(r['title'], ', '.join(r['where']) or 'no line tables'))
 	kunit = parse_kunit(src, b, logdir)
 	if kunit['failed'] or kunit['crashed'] or kunit['rc'] != 0:
 		problems.append('KUnit: %d failed, %d crashed (kunit.py parse exit %d)' %
@@ -254,6 +261,8 @@ def analyze(src, b, logdir, expect_done=True):
 			       for t in common.SELFTEST_TARGETS},
 		   'not_run': common.excluded_tests(b['flavour']),
 		   'dcache_oplog': oplog,
+		   'kcsan_stock': [{'title': r['title'], 'where': r['where']}
+				   for r in races['stock']],
 		   'results': results,
 		   'console': os.path.relpath(b['console'], common.TOP),
 		   'tap': os.path.relpath(b['tap'], common.TOP),

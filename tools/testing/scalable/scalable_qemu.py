@@ -188,4 +188,4 @@ def boot_timeout(flavour, mode):
 	# The benchmarks sweep 1..smp workers, so their run time grows with smp.
 	smp = default_smp()
 	base = {'test': 900, 'quick': 600 + 120 * smp, 'full': 1800 + 600 * smp}[mode]
-	return env_int('BOOT_TIMEOUT', 0) or base * (3 if flavour == 'debug' else 1)
+	return env_int('BOOT_TIMEOUT', 0) or base * {'debug': 3, 'kcsan': 2}.get(flavour, 1)

@@ -71,6 +71,20 @@ def report_data(summaries, title):
 		'boots': summaries}
 
 
+def kcsan_lines(stock):
+	"""Markdown lines for the KCSAN reports in stock code, one per race."""
+	if not stock:
+		return []
+	seen = {}
+	for r in stock:
+		key = (r['title'], tuple(r['where']))
+		seen[key] = seen.get(key, 0) + 1
+	out = ['- KCSAN reports in stock 6.12 code (listed, not failed): %d' % len(stock)]
+	for (title, where), n in seen.items():
+		out.append('  - %dx %s (at %s)' % (n, title, ', '.join(where) or 'unknown'))
+	return out
+
+
 def markdown(report):
 	"""out/report.md of report_data() @report."""
 	summaries = report['boots']
@@ -106,6 +120,7 @@ def markdown(report):
 					  '%s %d -> %d (+%d)' % (k, b[k], a[k], a[k] - b[k])
 					  for k in ('hits', 'misses', 'syncs', 'flushes')
 					  if k in a and k in b))
+		md += kcsan_lines(s.get('kcsan_stock', []))
 		md.append('- console: `%s`, TAP: `%s`' % (s['console'], s['tap']))
 		if s['problems']:
 			md.append('- **FAILED:**')

@@ -31,12 +31,13 @@ LAYERS = {
 	'scalable_tree': ('scalable_common',),
 	'scalable_build': ('scalable_common', 'scalable_tree'),
 	'scalable_qemu': ('scalable_common',),
-	'scalable_parser': ('scalable_common',),
+	'scalable_kcsan': ('scalable_common',),
+	'scalable_parser': ('scalable_common', 'scalable_kcsan'),
 	'scalable_report': ('scalable_common',),
 	'scalable_series': ('scalable_common', 'scalable_tree', 'scalable_build'),
 	'scalable_trace': (),
 	'scalable': ('scalable_common', 'scalable_tree', 'scalable_build', 'scalable_qemu',
-		     'scalable_parser', 'scalable_report', 'scalable_series', 'scalable_trace'),
+		     'scalable_kcsan', 'scalable_parser', 'scalable_report', 'scalable_series', 'scalable_trace'),
 }
 
 

@@ -106,6 +106,16 @@ class ReportTest(unittest.TestCase):
 			self.assertIn(line, md)
 		self.assertTrue(md[-1].startswith('Numbers from TCG'))
 
+	def test_kcsan_stock_reports_listed(self):
+		race = {'title': 'data-race in __d_move / handle_dots',
+			'where': ['fs/dcache.c:2863', 'fs/namei.c:1976']}
+		s = dict(SUMMARY, kcsan_stock=[race, race])
+		md = R.markdown(dict(self.REPORT, boots=[s])).splitlines()
+		self.assertIn('- KCSAN reports in stock 6.12 code (listed, not failed): 2', md)
+		self.assertIn('  - 2x data-race in __d_move / handle_dots '
+			      '(at fs/dcache.c:2863, fs/namei.c:1976)', md)
+		self.assertFalse(any('KCSAN' in ln for ln in R.markdown(self.REPORT).splitlines()))
+
 	def test_passed(self):
 		s = dict(SUMMARY, problems=[], accel='kvm', results=[], dcache_oplog={})
 		md = R.markdown(dict(self.REPORT, boots=[s]))

@@ -113,7 +113,7 @@ struct cost {
 	double csw, usr_us, sys_us;
 	/* From AST_STATS, per item; kstats: the file was read. */
 	bool kstats;
-	double queued, lost, unlock, handoff, wake, scanned;
+	double queued, lost, unlock, handoff, wake, scanned, heir, poll_us;
 };
 
 /*
@@ -122,7 +122,8 @@ struct cost {
  */
 #define AST_STATS	"/sys/kernel/debug/ast_sync/stats"
 static const char *const kstat_names[] = {
-	"queued", "lost", "unlock", "handoff", "wake", "scanned",
+	"queued", "lost", "unlock", "handoff", "wake", "scanned", "heir",
+	"poll_ns",
 };
 
 #define NR_KSTATS	ARRAY_SIZE(kstat_names)
@@ -130,7 +131,7 @@ static const char *const kstat_names[] = {
 /* -v: one line per run, with the rates and the kernel's counts. */
 static bool verbose;
 static const char *const run_fmt[] = {
-	"ast_bench: %s-t%d-b%d run: %.1f items/ms; per item: csw %.3f, usr %.3f us, sys %.3f us, queued %.3f, lost %.3f, unlock %.3f, handoff %.3f, wake %.3f; chain entries per unlock %.1f\n",
+	"ast_bench: %s-t%d-b%d run: %.1f items/ms; per item: csw %.3f, usr %.3f us, sys %.3f us, queued %.3f, lost %.3f, unlock %.3f, handoff %.3f, wake %.3f, heir %.3f, polled %.3f us; chain entries per unlock %.1f\n",
 };
 
 static bool read_kstats(unsigned long *v)
@@ -523,13 +524,15 @@ static double run_once(int impl, int nthreads, int size, struct cost *cost)
 			/* Chain entries walked per unlock, not per item. */
 			cost->scanned = k1[5] > k0[5] && k1[2] > k0[2] ?
 				(double)(k1[5] - k0[5]) / (k1[2] - k0[2]) : 0;
+			cost->poll_us /= 1000;
 		}
 		if (verbose)
 			ksft_print_msg(run_fmt[0], impl_names[impl], nthreads, size,
 				       (g1 - g0) / (t1 - t0), cost->csw,
 				       cost->usr_us, cost->sys_us, cost->queued,
 				       cost->lost, cost->unlock, cost->handoff,
-				       cost->wake, cost->scanned);
+				       cost->wake, cost->heir, cost->poll_us,
+				       cost->scanned);
 	}
 	stop_all(b);
 	for (i = 0; i < nthreads; i++)
@@ -588,6 +591,8 @@ static void run_tuple(int nthreads, int size, int ncpus)
 				tot.handoff += c.handoff;
 				tot.wake += c.wake;
 				tot.scanned += c.scanned;
+				tot.heir += c.heir;
+				tot.poll_us += c.poll_us;
 				nk++;
 			}
 			done++;
@@ -608,9 +613,9 @@ static void run_tuple(int nthreads, int size, int ncpus)
 		if (nk)
 			snprintf(extra + strlen(extra),
 				 sizeof(extra) - strlen(extra),
-				 " lost_per_item=%.3f handoff_per_item=%.3f wake_per_item=%.3f scan_per_unlock=%.1f",
+				 " lost_per_item=%.3f handoff_per_item=%.3f wake_per_item=%.3f heir_per_item=%.4f poll_us_per_item=%.3f scan_per_unlock=%.1f",
 				 tot.lost / nk, tot.handoff / nk, tot.wake / nk,
-				 tot.scanned / nk);
+				 tot.heir / nk, tot.poll_us / nk, tot.scanned / nk);
 		ksft_print_msg(result_fmt[0], impl_names[impl], nthreads, size,
 			       ncpus, rate[impl], done, sd, impl_names[impl],
 			       nthreads, size, done ? tot.csw / done : 0,

@@ -1638,11 +1638,46 @@ out_free:
 	return ret;
 }
 
+/*
+ * Hits of every OpLog type (the "hits" lines of
+ * /sys/kernel/debug/oplog/<type>/stats), or -1 without any such file.
+ * An "-oplog" mode's RESULT line carries their growth over its runs, so
+ * that a mode whose OpLog never took the fast path shows oplog_hits=0.
+ */
+static long long oplog_hits(void)
+{
+	const char *dir = "/sys/kernel/debug/oplog";
+	long long sum = -1, v;
+	char path[PATH_MAX], line[128];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	FILE *f;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/stats", dir, de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "hits %lld", &v) == 1)
+				sum = (sum < 0 ? 0 : sum) + v;
+		fclose(f);
+	}
+	closedir(d);
+	return sum;
+}
+
 /* All runs of one (mode, cpus) pair: one RESULT line, one TAP result. */
 static void run_pair(int mode, int cpus, int count_idx)
 {
 	struct run_result *res;
 	double mean = 0, var = 0, v;
+	bool oplog = modes[mode].param & BENCH_PARAM_OPLOG;
+	long long hits0 = oplog ? oplog_hits() : -1, hits1;
 	char extra[512] = "";
 	int i, k, done = 0;
 	__u64 t;
@@ -1698,6 +1733,12 @@ static void run_pair(int mode, int cpus, int count_idx)
 		len = strlen(extra);
 		snprintf(extra + len, sizeof(extra) - len, " base=%s ratio=%.3f",
 			 modes[k].name, mean / modes[k].mean[count_idx]);
+	}
+	hits1 = hits0 >= 0 ? oplog_hits() : -1;
+	if (hits1 >= 0) {
+		len = strlen(extra);
+		snprintf(extra + len, sizeof(extra) - len, " oplog_hits=%lld",
+			 hits1 - hits0);
 	}
 	len = strlen(extra);
 	snprintf(extra + len, sizeof(extra) - len, "%s%s",
