@@ -62,6 +62,8 @@ def boot_and_judge(flavour, mode, smp, logdir, cpus=None):
 	log('%s: %s in %.0f s' % (b['name'], verdict, b['seconds']))
 	for p in problems:
 		log('  ' + p)
+	for key, why in summary['expected_skips'].items():
+		log('  expected skip: %s: %s' % (key, why))
 	return ok, summary
 
 

@@ -63,6 +63,42 @@ def excluded_tests(flavour):
 	return {t: why for t, (fls, why) in EXCLUDED_TESTS.items() if flavour in fls}
 
 
+# Skips that are expected: key -> (the kernel flavours it is expected on,
+# why).  Any other skip fails the boot; those of this table that happened
+# are listed in the verdict and the report.  Keys:
+#   TARGET:PROGRAM               a kselftest program skipped as a whole
+#                                (exit code 4: "ok N selftests: T: P # SKIP"),
+#                                and every skipped subtest of it
+#   TARGET:PROGRAM:DESCRIPTION   one skipped subtest of that program: the
+#                                description of its result line, or for
+#                                "ok N # SKIP MSG" (ksft_test_result_skip(),
+#                                ksft_exit_skip() after a plan) MSG
+#   kunit:SUITE                  a KUnit suite, and every case in it
+#   kunit:SUITE.CASE             one KUnit case, and its parameters
+#   kunit:SUITE.CASE.PARAM       one parameter of a parameterised case
+EXPECTED_SKIPS = {
+	'fchmodat2:fchmodat2_test:fchmodat2(symlink)': (
+		FLAVOURS, 'fchmodat2(AT_SYMLINK_NOFOLLOW) on a symlink fails with EOPNOTSUPP '
+		'on every filesystem since 6.6: notify_change() refuses any mode change of '
+		'a symlink (fs/attr.c, 5d1f903f75a8 "attr: block mode changes of symlinks"); '
+		'the test reports that failure as a skip'),
+}
+
+
+def expected_skips(flavour):
+	"""EXPECTED_SKIPS of @flavour: {key: why}."""
+	return {k: why for k, (fls, why) in EXPECTED_SKIPS.items() if flavour in fls}
+
+
+# "-oplog" benchmark modes whose workload is meant not to hit the OpLog:
+# bench:mode -> why.  Every other "-oplog" mode fails the boot when the
+# per-run count of OpLog hits it prints is 0 (the OpLog was not used).
+OPLOG_COLD_MODES = {
+	'stat_bench:many-oplog': 'a walk of more names than the log cache holds stays on '
+	'the stock path by design (the hotness filter of fs/dcache_oplog.c)',
+}
+
+
 class HarnessError(Exception):
 	pass
 

@@ -3,8 +3,8 @@
 # Reading what a boot left: kernel splats on the console, the KTAP of the
 # KUnit suites (through the tree's own tools/testing/kunit/kunit.py parse),
 # the kselftest TAP 13 of run_kselftest.sh with its nested subtests, the
-# benchmarks' RESULT lines and the dentry OpLog counters that init.sh
-# prints; analyze() judges one boot from them.
+# benchmarks' RESULT lines and OpLog statistics, and the dentry OpLog
+# counters that init.sh prints; analyze() judges one boot from them.
 
 import json
 import os
@@ -66,23 +66,38 @@ def parse_kunit(src, b, logdir):
 	r = subprocess.run([sys.executable, kunit, 'parse', '--json=' + jpath, path],
 			   capture_output=True, text=True)
 	summary = {'rc': r.returncode, 'passed': 0, 'failed': 0, 'skipped': 0, 'crashed': 0,
-		   'suites': [], 'output': r.stdout[-4000:] + r.stderr[-2000:]}
+		   'suites': [], 'skips': [], 'output': r.stdout[-4000:] + r.stderr[-2000:]}
 	try:
 		data = json.load(open(jpath))
 	except (OSError, ValueError):
 		return summary
+	summary.update(kunit_counts(data))
+	return summary
 
-	def walk(group, suite):
+
+def kunit_counts(data):
+	"""Count the cases of kunit.py's JSON @data.
+
+	skips lists the skipped ones by path: [suite, case] or, for a
+	parameterised case, [suite, case, parameter]; a suite skipped as a
+	whole (no cases) is [suite].
+	"""
+	counts = {'passed': 0, 'failed': 0, 'skipped': 0, 'crashed': 0, 'suites': [],
+		  'skips': []}
+
+	def walk(group, path):
 		for case in group.get('test_cases', []):
 			st = case.get('status', '')
 			key = {'PASS': 'passed', 'FAIL': 'failed', 'SKIP': 'skipped'}.get(st, 'crashed')
-			summary[key] += 1
-			if suite and suite not in summary['suites']:
-				summary['suites'].append(suite)
+			counts[key] += 1
+			if path and path[0] not in counts['suites']:
+				counts['suites'].append(path[0])
+			if key == 'skipped':
+				counts['skips'].append(path + [case.get('name')])
 		for g in group.get('sub_groups', []):
-			walk(g, suite or g.get('name'))
-	walk(data, None)
-	return summary
+			walk(g, path + [g.get('name')])
+	walk(data, [])
+	return counts
 
 
 def parse_kselftest(text):
@@ -90,32 +105,44 @@ def parse_kselftest(text):
 
 	The runner prints one TAP plan per collection (target), and init.sh runs
 	it more than once, so the output is a sequence of blocks, each with its
-	plan.  Every result carries its target; a subtest (a line indented by
-	the runner's "# ") belongs to the test whose "# selftests: T: N" header
-	precedes it.  A SKIP directive marks a skip, never a pass.
+	plan.  Every result carries its target and program; a subtest (a line
+	indented by the runner's "# ") belongs to the program whose "# selftests:
+	T: P" header precedes it.  A SKIP directive marks a skip, never a pass;
+	its text is the reason, and for a program that skipped before its plan
+	("1..0 # SKIP MSG") MSG is.  kselftest.h's ksft_test_result_skip()
+	prints "ok N # SKIP MSG": no name, MSG is the description.
 	"""
 	top, sub, blocks = [], [], []
-	target = None
+	target = program = plan_skip = None
 	for line in text.splitlines():
 		m = re.match(r'1\.\.(\d+)$', line)
 		if m:
 			blocks.append({'plan': int(m.group(1)), 'results': 0})
 			continue
-		m = re.match(r'# selftests: (\S+): ', line)
+		m = re.match(r'# selftests: (\S+): (\S+)', line)
 		if m:
-			target = m.group(1)
+			target, program, plan_skip = m.group(1), m.group(2), None
 			continue
-		m = re.match(r'(# )?(not ok|ok) (\d+) (.*?)(?:\s+#\s*(.*))?$', line)
+		m = re.match(r'# 1\.\.0\s+#\s*SKIP\s*(.*)$', line, re.I)
 		if m:
-			name = m.group(4)
+			plan_skip = m.group(1).strip()
+			continue
+		m = re.match(r'(# )?(not ok|ok) (\d+)(?: (.*))?$', line)
+		if m:
+			name, directive = re.match(r'(.*?)(?:(?:^|\s+)#\s*(.*))?$',
+						   m.group(4) or '').groups()
+			directive = directive or ''
 			t = {'ok': m.group(2) == 'ok', 'name': name,
-			     'skip': (m.group(5) or '').upper().startswith('SKIP')}
+			     'skip': directive.upper().startswith('SKIP')}
+			t['reason'] = directive[4:].strip() if t['skip'] else ''
 			if m.group(1):
-				t['target'] = target
+				t['target'], t['program'] = target, program
 				sub.append(t)
 			else:
-				mt = re.match(r'selftests: (\S+): ', name)
-				t['target'] = mt.group(1) if mt else target
+				mt = re.match(r'selftests: (\S+): (\S+)', name)
+				t['target'], t['program'] = mt.groups() if mt else (target, program)
+				if t['skip'] and not t['reason']:
+					t['reason'] = plan_skip or ''
 				top.append(t)
 				if blocks:
 					blocks[-1]['results'] += 1
@@ -140,6 +167,49 @@ def kselftest_counts(kst, target=None, flavour=None):
 		'subtests_passed': sum(1 for t in sub if t['ok'] and not t['skip']),
 		'subtests_failed': sum(1 for t in sub if not t['ok'] and not t['skip']),
 		'subtests_skipped': sum(1 for t in sub if t['skip'])}
+
+
+def skips(kst, kunit_skips):
+	"""Every skip of a boot: [(keys, what)].
+
+	@keys: the EXPECTED_SKIPS keys that would cover it, the broadest first
+	(the program of a subtest, the suite of a case); @what: the skip, for a
+	problem line.
+	"""
+	out = []
+	for t in kst['top']:
+		if t['skip']:
+			key = '%s:%s' % (t['target'], t['program'])
+			out.append(([key], 'kselftest skipped: %s%s' %
+				    (key, ' (%s)' % t['reason'] if t['reason'] else '')))
+	for t in kst['sub']:
+		if t['skip']:
+			prog = '%s:%s' % (t['target'], t['program'])
+			key = '%s:%s' % (prog, t['name'] or t['reason'])
+			why = ' (%s)' % t['reason'] if t['name'] and t['reason'] else ''
+			out.append(([prog, key], '  subtest skipped: %s%s' % (key, why)))
+	for path in kunit_skips:
+		keys = ['kunit:' + '.'.join(path[:i + 1]) for i in range(len(path))]
+		out.append((keys, 'KUnit skipped: ' + keys[-1]))
+	return out
+
+
+def check_skips(kst, kunit_skips, flavour):
+	"""Judge the skips of a boot of @flavour against EXPECTED_SKIPS.
+
+	Returns (problems, expected): a problem for every skip that no key of
+	EXPECTED_SKIPS covers on @flavour, and {key: why} of the expected ones
+	that happened.
+	"""
+	want = common.expected_skips(flavour)
+	problems, expected = [], {}
+	for keys, what in skips(kst, kunit_skips):
+		hit = [k for k in keys if k in want]
+		if hit:
+			expected[hit[0]] = want[hit[0]]
+		else:
+			problems.append('%s, not expected on %s (EXPECTED_SKIPS)' % (what, flavour))
+	return problems, expected
 
 
 def parse_dcache_oplog(console):
@@ -195,6 +265,57 @@ def parse_results(text):
 	return res
 
 
+def parse_oplog_stats(text):
+	"""The OpLog statistics a benchmark prints per run, e.g. inotify_bench's
+	"inotify_bench: <mode> cpus=N oplog stats: ... hits=+N ..." (the growth
+	of /sys/kernel/debug/oplog/<type>/stats over the run): a list of dicts
+	with bench, mode, cpus and the counters.
+	"""
+	runs = []
+	for m in re.finditer(r'^[# ]*(\w+): (\S+) cpus=(\d+) oplog stats:(.*)$', text, re.M):
+		st = {'bench': m.group(1), 'mode': m.group(2), 'cpus': int(m.group(3))}
+		for kv in m.group(4).split():
+			k, _, v = kv.partition('=')
+			if re.fullmatch(r'[+-]?\d+', v):
+				st[k] = int(v)
+		runs.append(st)
+	return runs
+
+
+def is_oplog_hot_mode(bench, mode):
+	"""A "-oplog" mode whose OpLog must count hits (not in OPLOG_COLD_MODES)."""
+	return str(mode).endswith('-oplog') and \
+		'%s:%s' % (bench, mode) not in common.OPLOG_COLD_MODES
+
+
+def check_results(results, oplog_runs):
+	"""Problems of the benchmarks' numbers.
+
+	A RESULT line fails with status=fail (a run failed) and otherwise when
+	ops_per_ms is not above 0: no operation was counted, short checking
+	runs included.  A "-oplog" mode (bench_add_oplog_modes_path() in
+	tools/testing/selftests/scalable/bench.c) fails when its OpLog counted
+	no hit: oplog_hits=0 on its RESULT line, or hits=+0 in a run's "oplog
+	stats" line (@oplog_runs, parse_oplog_stats()).
+	"""
+	problems = []
+	for r in results:
+		what = 'benchmark %s %s cpus=%s' % (r['bench'], r.get('mode', '-'), r.get('cpus'))
+		v = r.get('ops_per_ms')
+		if r.get('status') == 'fail':
+			problems.append('%s: status=fail (%s runs completed)' % (what, r.get('runs')))
+		elif not isinstance(v, (int, float)) or v <= 0:
+			problems.append('%s: ops_per_ms=%s, no operation counted' % (what, v))
+		if is_oplog_hot_mode(r['bench'], r.get('mode')) and r.get('oplog_hits') == 0:
+			problems.append('%s: oplog_hits=0, the OpLog counted no hit' % what)
+	for st in oplog_runs:
+		if is_oplog_hot_mode(st['bench'], st['mode']) and st.get('hits') == 0:
+			problems.append('benchmark %s %s cpus=%d: the OpLog counted no hit in a '
+					'run (oplog stats: hits=+0)' %
+					(st['bench'], st['mode'], st['cpus']))
+	return problems
+
+
 def analyze(src, b, logdir, expect_done=True):
 	"""Judge one boot: returns (ok, problems, summary)."""
 	problems = []
@@ -247,12 +368,15 @@ def analyze(src, b, logdir, expect_done=True):
 		for bench in common.BENCHMARKS if own else ():
 			if not any(r['bench'] == bench for r in results):
 				problems.append('benchmark %s printed no RESULT line' % bench)
+	problems += check_results(results, parse_oplog_stats(b['tap_text']))
 	for t in kst['top']:
 		if not t['ok']:
 			problems.append('kselftest failed: ' + t['name'])
 	for t in kst['sub']:
 		if not t['ok'] and not t['skip']:
 			problems.append('  subtest failed: ' + t['name'])
+	skip_problems, expected_skips = check_skips(kst, kunit['skips'], b['flavour'])
+	problems += skip_problems
 	summary = {'boot': b['name'], 'flavour': b['flavour'], 'smp': b['smp'], 'accel': b['accel'],
 		   'mode': b['mode'], 'seconds': round(b['seconds'], 1), 'ended': b['ended'],
 		   'kunit': {k: kunit[k] for k in ('passed', 'failed', 'skipped', 'crashed', 'suites')},
@@ -260,6 +384,7 @@ def analyze(src, b, logdir, expect_done=True):
 		   'targets': {t: kselftest_counts(kst, t, b['flavour'])
 			       for t in common.SELFTEST_TARGETS},
 		   'not_run': common.excluded_tests(b['flavour']),
+		   'expected_skips': expected_skips,
 		   'dcache_oplog': oplog,
 		   'kcsan_stock': [{'title': r['title'], 'where': r['where']}
 				   for r in races['stock']],

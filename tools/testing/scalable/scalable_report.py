@@ -99,6 +99,10 @@ def markdown(report):
 		md.append('- KUnit: %d passed, %d failed, %d skipped, %d crashed (suites: %s)' %
 			  (k['passed'], k['failed'], k['skipped'], k['crashed'],
 			   ', '.join(k['suites']) or 'none'))
+		expected = s.get('expected_skips', {})
+		for key, why in expected.items():
+			if key.startswith('kunit:'):
+				md.append('  - skipped (expected): %s: %s' % (key, why))
 		md.append('- kselftest: %d passed, %d failed, %d skipped (%s run, %d not run); '
 			  'subtests %d passed, %d failed, %d skipped' %
 			  (t['passed'], t['failed'], t['skipped'], t['plan'],
@@ -112,6 +116,9 @@ def markdown(report):
 			for test, why in s.get('not_run', {}).items():
 				if test.split(':')[0] == name:
 					md.append('    - skipped (not run): %s: %s' % (test, why))
+			for key, why in expected.items():
+				if key.split(':')[0] == name:
+					md.append('    - skipped (expected): %s: %s' % (key, why))
 		ops = s.get('dcache_oplog', {})
 		if 'before' in ops and 'after' in ops:
 			b, a = ops['before'], ops['after']

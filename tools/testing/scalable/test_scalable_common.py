@@ -67,6 +67,33 @@ class CommonTest(unittest.TestCase):
 			self.assertIn(t.split(':')[0], common.SELFTEST_TARGETS)
 		self.assertTrue(set(common.DYNAMIC_TARGETS) <= set(common.SELFTEST_TARGETS))
 
+	def test_expected_skips(self):
+		"""Keys as documented above EXPECTED_SKIPS, flavours that exist, a reason each."""
+		for key, (fls, why) in common.EXPECTED_SKIPS.items():
+			parts = key.split(':', 2)
+			if parts[0] == 'kunit':
+				self.assertEqual(len(parts), 2, key)
+				self.assertTrue(parts[1], key)
+			else:
+				self.assertIn(parts[0], common.SELFTEST_TARGETS, key)
+				self.assertGreaterEqual(len(parts), 2, key)
+				self.assertTrue(all(parts), key)
+			self.assertTrue(fls and set(fls) <= set(common.FLAVOURS), key)
+			self.assertTrue(why, key)
+		for fl in common.FLAVOURS:
+			self.assertIn('fchmodat2:fchmodat2_test:fchmodat2(symlink)',
+				      common.expected_skips(fl))
+		with mock.patch.object(common, 'EXPECTED_SKIPS', {'kunit:x': (('debug',), 'y')}):
+			self.assertEqual(common.expected_skips('debug'), {'kunit:x': 'y'})
+			self.assertEqual(common.expected_skips('release'), {})
+
+	def test_oplog_cold_modes(self):
+		for key, why in common.OPLOG_COLD_MODES.items():
+			bench, mode = key.split(':')
+			self.assertIn(bench, common.BENCHMARKS)
+			self.assertTrue(mode.endswith('-oplog'), key)
+			self.assertTrue(why, key)
+
 
 class MachineLockTest(unittest.TestCase):
 	TRY = ('import fcntl, sys\n'

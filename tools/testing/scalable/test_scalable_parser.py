@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Unit tests of scalable_parser: the splat check, the kselftest TAP parser,
-# the dentry OpLog counters, the RESULT-line parser and the judgement of a
-# boot.
+# KUnit's counts, the skips against EXPECTED_SKIPS, the dentry OpLog
+# counters, the RESULT-line parser, the benchmarks' numbers and the
+# judgement of a boot.
 
 import contextlib
 import io
@@ -150,6 +151,30 @@ class KselftestTest(unittest.TestCase):
 				  'subtests_failed': 0, 'subtests_skipped': 0})
 		self.assertEqual(P.kselftest_counts(k)['subtests_skipped'], 2)
 
+	def test_skip_without_name(self):
+		"""ksft_test_result_skip() prints "ok N # SKIP MSG": a skip, MSG its description."""
+		k = P.parse_kselftest('TAP version 13\n1..1\n# selftests: fchmodat2: fchmodat2_test\n'
+				      '# 1..2\n# ok 1 fchmodat2(regfile)\n'
+				      '# ok 2 # SKIP fchmodat2(symlink)\n'
+				      'ok 1 selftests: fchmodat2: fchmodat2_test\n')
+		self.assertEqual([(t['name'], t['skip'], t['reason']) for t in k['sub']],
+				 [('fchmodat2(regfile)', False, ''), ('', True, 'fchmodat2(symlink)')])
+		self.assertEqual({(t['target'], t['program']) for t in k['sub'] + k['top']},
+				 {('fchmodat2', 'fchmodat2_test')})
+		c = P.kselftest_counts(k, 'fchmodat2')
+		self.assertEqual((c['subtests_passed'], c['subtests_skipped']), (1, 1))
+
+	def test_program_skip_reason(self):
+		k = P.parse_kselftest('TAP version 13\n1..2\n# selftests: scalable: qdo_latency\n'
+				      '# TAP version 13\n# 1..0 # SKIP /sys/x missing (CONFIG_TEST_QDO)\n'
+				      'ok 1 selftests: scalable: qdo_latency # SKIP\n'
+				      '# selftests: scalable: inotify_bench\n'
+				      'ok 2 selftests: scalable: inotify_bench # SKIP\n')
+		self.assertEqual([(t['program'], t['skip'], t['reason']) for t in k['top']],
+				 [('qdo_latency', True, '/sys/x missing (CONFIG_TEST_QDO)'),
+				  ('inotify_bench', True, '')])
+		self.assertEqual(k['sub'], [])
+
 	def test_excluded_count_as_skipped(self):
 		k = P.parse_kselftest('TAP version 13\n1..1\n# selftests: proc: w\n'
 				      'ok 1 selftests: proc: w\n')
@@ -172,13 +197,14 @@ class AnalyzeTest(unittest.TestCase):
 		b.update(kw)
 		return b
 
-	def analyze(self, b, targets, benchmarks=(), **kw):
+	def analyze(self, b, targets, benchmarks=(), kunit_skips=(), **kw):
+		kunit_skips = list(kunit_skips)
 		with tempfile.TemporaryDirectory() as d, \
 		     mock.patch.object(common, 'SELFTEST_TARGETS', targets), \
 		     mock.patch.object(common, 'BENCHMARKS', benchmarks), \
 		     mock.patch.object(P, 'parse_kunit', return_value={
-			     'rc': 0, 'passed': 1, 'failed': 0, 'skipped': 0, 'crashed': 0,
-			     'suites': [], 'output': ''}), \
+			     'rc': 0, 'passed': 1, 'failed': 0, 'skipped': len(kunit_skips),
+			     'crashed': 0, 'suites': [], 'skips': kunit_skips, 'output': ''}), \
 		     contextlib.redirect_stdout(io.StringIO()):
 			return P.analyze(d, b, d, **kw)
 
@@ -200,6 +226,131 @@ class AnalyzeTest(unittest.TestCase):
 		self.assertIn('the guest did not finish within the timeout and was killed', problems)
 		self.assertIn('benchmark fork_bench printed no RESULT line', problems)
 		self.assertNotIn('benchmark stat_bench printed no RESULT line', problems)
+
+
+	def test_skips(self):
+		"""Skips fail the boot unless EXPECTED_SKIPS expects them; those are listed."""
+		with mock.patch.object(common, 'EXPECTED_SKIPS', {
+				'openat2:openat2_test:openat2 with RESOLVE_CACHED': (('release',), 'x'),
+				'kunit:qdo': (('release',), 'y')}):
+			ok, problems, summary = self.analyze(self.boot(), ('scalable',),
+							     kunit_skips=[['qdo', 'qdo_test_a'],
+									  ['oplog', 'oplog_test_b']])
+		self.assertFalse(ok)
+		self.assertIn('kselftest skipped: scalable:inotify_bench, not expected on release '
+			      '(EXPECTED_SKIPS)', problems)
+		self.assertIn('  subtest skipped: scalable:inotify_bench:inotify_bench '
+			      'per-file-watch cpus=1 (no inotify), not expected on release '
+			      '(EXPECTED_SKIPS)', problems)
+		self.assertIn('kselftest skipped: tmpfs:bug-link-o-tmpfile, not expected on release '
+			      '(EXPECTED_SKIPS)', problems)
+		self.assertIn('KUnit skipped: kunit:oplog.oplog_test_b, not expected on release '
+			      '(EXPECTED_SKIPS)', problems)
+		self.assertFalse([p for p in problems if 'RESOLVE_CACHED' in p or 'kunit:qdo' in p])
+		self.assertEqual(summary['expected_skips'],
+				 {'openat2:openat2_test:openat2 with RESOLVE_CACHED': 'x',
+				  'kunit:qdo': 'y'})
+
+	def test_zero_ops_fails(self):
+		tap = ('TAP version 13\n1..1\n# selftests: scalable: stat_bench\n'
+		       '# # RESULT bench=stat_bench mode=same-oplog cpus=1 ops_per_ms=0.000 runs=1 '
+		       'stddev=0.000\n# ok 1 stat_bench same-oplog cpus=1\n'
+		       'ok 1 selftests: scalable: stat_bench\n')
+		ok, problems, _ = self.analyze(self.boot(tap_text=tap), ('scalable',), ('stat_bench',))
+		self.assertFalse(ok)
+		self.assertIn('benchmark stat_bench same-oplog cpus=1: ops_per_ms=0.0, no operation '
+			      'counted', problems)
+
+
+class SkipTest(unittest.TestCase):
+	KST = P.parse_kselftest(
+		'TAP version 13\n1..2\n# selftests: scalable: dcache_oplog_test\n'
+		'# ok 1 umount\n# ok 2 # SKIP shrink: needs CPU 1\n'
+		'ok 1 selftests: scalable: dcache_oplog_test\n'
+		'# selftests: scalable: qdo_latency\n# 1..0 # SKIP no debugfs\n'
+		'ok 2 selftests: scalable: qdo_latency # SKIP\n')
+	KUNIT = [['qdo', 'qdo_test_hotplug'], ['oplog', 'oplog_test_param', 'cpus=4'],
+		 ['clustered']]
+
+	def check(self, table, flavour='release'):
+		with mock.patch.object(common, 'EXPECTED_SKIPS', table):
+			return P.check_skips(self.KST, self.KUNIT, flavour)
+
+	def test_keys(self):
+		self.assertEqual([keys for keys, _ in P.skips(self.KST, self.KUNIT)], [
+			['scalable:qdo_latency'],
+			['scalable:dcache_oplog_test', 'scalable:dcache_oplog_test:shrink: needs CPU 1'],
+			['kunit:qdo', 'kunit:qdo.qdo_test_hotplug'],
+			['kunit:oplog', 'kunit:oplog.oplog_test_param',
+			 'kunit:oplog.oplog_test_param.cpus=4'],
+			['kunit:clustered']])
+
+	def test_every_skip_fails_without_table(self):
+		problems, expected = self.check({})
+		self.assertEqual(problems, [
+			'kselftest skipped: scalable:qdo_latency (no debugfs), not expected on release '
+			'(EXPECTED_SKIPS)',
+			'  subtest skipped: scalable:dcache_oplog_test:shrink: needs CPU 1, not '
+			'expected on release (EXPECTED_SKIPS)',
+			'KUnit skipped: kunit:qdo.qdo_test_hotplug, not expected on release '
+			'(EXPECTED_SKIPS)',
+			'KUnit skipped: kunit:oplog.oplog_test_param.cpus=4, not expected on release '
+			'(EXPECTED_SKIPS)',
+			'KUnit skipped: kunit:clustered, not expected on release (EXPECTED_SKIPS)'])
+		self.assertEqual(expected, {})
+
+	def test_expected(self):
+		table = {'scalable:qdo_latency': (('release', 'debug'), 'a'),
+			 'scalable:dcache_oplog_test:shrink: needs CPU 1': (('release',), 'b'),
+			 'kunit:qdo.qdo_test_hotplug': (('release',), 'c'),
+			 'kunit:oplog': (('release',), 'd'),
+			 'kunit:clustered': (('release',), 'e')}
+		self.assertEqual(self.check(table), ([], {
+			'scalable:qdo_latency': 'a', 'scalable:dcache_oplog_test:shrink: needs CPU 1': 'b',
+			'kunit:qdo.qdo_test_hotplug': 'c', 'kunit:oplog': 'd', 'kunit:clustered': 'e'}))
+		# Only on the flavours listed.
+		problems, expected = self.check(table, 'debug')
+		self.assertEqual(expected, {'scalable:qdo_latency': 'a'})
+		self.assertEqual(len(problems), 4)
+
+	def test_program_covers_subtests_not_siblings(self):
+		problems, expected = self.check({'scalable:dcache_oplog_test': (('release',), 'a'),
+						 'kunit:qdo.qdo_test_other': (('release',), 'b')})
+		self.assertEqual(expected, {'scalable:dcache_oplog_test': 'a'})
+		self.assertFalse([p for p in problems if 'dcache_oplog_test' in p])
+		self.assertIn('kunit:qdo.qdo_test_hotplug', ' '.join(problems))
+		self.assertIn('scalable:qdo_latency', ' '.join(problems))
+
+	def test_fchmodat2_symlink_is_expected(self):
+		"""The one skip of the passing boots, under the real table."""
+		k = P.parse_kselftest('TAP version 13\n1..1\n# selftests: fchmodat2: fchmodat2_test\n'
+				      '# ok 1 fchmodat2(regfile)\n# ok 2 # SKIP fchmodat2(symlink)\n'
+				      'ok 1 selftests: fchmodat2: fchmodat2_test\n')
+		for fl in common.FLAVOURS:
+			problems, expected = P.check_skips(k, [], fl)
+			self.assertEqual(problems, [])
+			self.assertEqual(list(expected), ['fchmodat2:fchmodat2_test:fchmodat2(symlink)'])
+
+
+class KunitCountsTest(unittest.TestCase):
+	def test_counts_and_skips(self):
+		data = {'name': 'KUnit Test Group', 'test_cases': [
+				{'name': 'clustered', 'status': 'SKIP'}],
+			'sub_groups': [
+				{'name': 'qdo', 'sub_groups': [], 'test_cases': [
+					{'name': 'qdo_test_a', 'status': 'PASS'},
+					{'name': 'qdo_test_b', 'status': 'SKIP'}]},
+				{'name': 'oplog',
+				 'test_cases': [{'name': 'oplog_test_x', 'status': 'FAIL'}],
+				 'sub_groups': [{'name': 'oplog_test_param', 'sub_groups': [],
+						 'test_cases': [
+							 {'name': 'cpus=1', 'status': 'PASS'},
+							 {'name': 'cpus=4', 'status': 'SKIP'},
+							 {'name': 'cpus=8', 'status': 'ERROR'}]}]}]}
+		self.assertEqual(P.kunit_counts(data), {
+			'passed': 2, 'failed': 1, 'skipped': 3, 'crashed': 1, 'suites': ['qdo', 'oplog'],
+			'skips': [['clustered'], ['qdo', 'qdo_test_b'],
+				  ['oplog', 'oplog_test_param', 'cpus=4']]})
 
 
 class DcacheOplogTest(unittest.TestCase):
@@ -243,6 +394,64 @@ class ResultsTest(unittest.TestCase):
 				    'status=fail\n')
 		self.assertEqual(r, [{'bench': 'b', 'mode': 'm-x', 'cpus': 4, 'ops_per_ms': 0.001,
 				      'delta': -2, 'status': 'fail'}])
+
+
+class CheckResultsTest(unittest.TestCase):
+	def result(self, **kw):
+		r = {'bench': 'stat_bench', 'mode': 'same-oplog', 'cpus': 2, 'ops_per_ms': 150.0,
+		     'runs': 1, 'stddev': 0.0}
+		r.update(kw)
+		return r
+
+	def test_good(self):
+		self.assertEqual(P.check_results([self.result(), self.result(oplog_hits=10)], []), [])
+
+	def test_zero_ops(self):
+		"""0 ops/ms fails, also in the short runs of a checking boot."""
+		self.assertEqual(P.check_results(P.parse_results(
+			'# # RESULT bench=open_bench mode=same-rdonly-stock cpus=1 ops_per_ms=0.000 '
+			'runs=1 stddev=0.000\n'), []),
+			['benchmark open_bench same-rdonly-stock cpus=1: ops_per_ms=0.0, no operation '
+			 'counted'])
+		self.assertEqual(len(P.check_results([self.result(ops_per_ms=0)], [])), 1)
+		self.assertEqual(len(P.check_results([self.result(ops_per_ms='-nan')], [])), 1)
+		# The smallest number qdo_latency prints is not 0.
+		self.assertEqual(P.check_results([self.result(ops_per_ms=0.001)], []), [])
+
+	def test_status_fail(self):
+		self.assertEqual(P.check_results([self.result(status='fail', ops_per_ms=0.0,
+							       runs=0)], []),
+				 ['benchmark stat_bench same-oplog cpus=2: status=fail (0 runs completed)'])
+
+	def test_oplog_hits_field(self):
+		"""oplog_hits=0 fails an -oplog mode, not a stock or cold one, nor its absence."""
+		self.assertEqual(P.check_results([self.result(oplog_hits=0)], []),
+				 ['benchmark stat_bench same-oplog cpus=2: oplog_hits=0, the OpLog '
+				  'counted no hit'])
+		self.assertEqual(P.check_results([self.result(mode='same-stock', oplog_hits=0),
+						  self.result(mode='many-oplog', oplog_hits=0)], []), [])
+		with mock.patch.object(common, 'OPLOG_COLD_MODES', {}):
+			self.assertEqual(len(P.check_results([self.result(mode='many-oplog',
+									  oplog_hits=0)], [])), 1)
+
+	STATS = """\
+# # inotify_bench: per-file-watch-stock cpus=1 oplog stats: logs=+0 queued=+0 hits=+0 misses=+0
+# # inotify_bench: per-file-watch-oplog cpus=1 oplog stats: logs=+1 queued=+99 hits=+98 misses=+1
+# # inotify_bench: per-file-watch-oplog cpus=1: 99 read, 49 mods, merged=0
+# # inotify_bench: dir-watch-oplog cpus=2 oplog stats: logs=+1 queued=+0 hits=+0 misses=+0
+"""
+
+	def test_parse_oplog_stats(self):
+		st = P.parse_oplog_stats(self.STATS)
+		self.assertEqual(len(st), 3)
+		self.assertEqual(st[1], {'bench': 'inotify_bench', 'mode': 'per-file-watch-oplog',
+					 'cpus': 1, 'logs': 1, 'queued': 99, 'hits': 98, 'misses': 1})
+
+	def test_oplog_stats_no_hits(self):
+		"""A run of an -oplog mode whose OpLog counted no hit fails; a stock one not."""
+		self.assertEqual(P.check_results([], P.parse_oplog_stats(self.STATS)),
+				 ['benchmark inotify_bench dir-watch-oplog cpus=2: the OpLog counted no '
+				  'hit in a run (oplog stats: hits=+0)'])
 
 
 if __name__ == '__main__':

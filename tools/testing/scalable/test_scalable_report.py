@@ -34,6 +34,7 @@ SUMMARY = {
 	'targets': {'proc': {'passed': 5, 'failed': 1, 'skipped': 1, 'subtests_passed': 0,
 			     'subtests_failed': 0, 'subtests_skipped': 0}},
 	'not_run': {'proc:setns-dcache': 'needs CONFIG_NET_NS'},
+	'expected_skips': {'proc:proc-pid-vm:mmap': 'no vsyscall page', 'kunit:qdo.qdo_x': 'one CPU'},
 	'dcache_oplog': {'before': {'enabled': 1, 'hits': 100, 'misses': 20},
 			 'after': {'enabled': 1, 'hits': 900, 'misses': 60}},
 	'results': RESULTS,
@@ -97,6 +98,8 @@ class ReportTest(unittest.TestCase):
 			     '  - proc: 5 passed, 1 failed, 1 skipped; subtests 0 passed, 0 failed, '
 			     '0 skipped',
 			     '    - skipped (not run): proc:setns-dcache: needs CONFIG_NET_NS',
+			     '    - skipped (expected): proc:proc-pid-vm:mmap: no vsyscall page',
+			     '  - skipped (expected): kunit:qdo.qdo_x: one CPU',
 			     '- dentry OpLog during the upstream kselftests: switch 1; '
 			     'hits 100 -> 900 (+800), misses 20 -> 60 (+40)',
 			     '- console: `out/logs/release-smp2.console.log`, '
