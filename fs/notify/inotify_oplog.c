@@ -55,13 +55,24 @@
  * fanotify keeps the stock queue: its permission events wait for an
  * answer and its merge looks at a hash of queued events, not the tail.
  *
- * The switch: inotify_oplog=on|off on the command line (default on) and
+ * The switch: inotify_oplog=on|off on the command line and
  * /sys/kernel/debug/inotify_oplog/enabled at run time; OpLog's statistics
- * of the type are in /sys/kernel/debug/oplog/inotify/stats.
+ * of the type are in /sys/kernel/debug/oplog/inotify/stats.  The default
+ * is on only where OpLog's clock is the TSC: its fallback, a global
+ * sequence counter, would make every event of every group write one
+ * shared cache line, worse than the stock queue's per-group lock.
  *
  * Lock order: group->notification_lock (the OpLog object lock), then
  * OpLog's per-CPU cache and log locks.  A writer holds no fsnotify lock
- * when it queues; a reader takes only notification_lock.
+ * when it queues; a reader takes only notification_lock.  One nesting
+ * goes the other way, as a trylock: a writer whose miss evicts another
+ * group's log from this CPU's cache trylocks that group's
+ * notification_lock under its own and the cache lock (lib/oplog.c).
+ *
+ * Memory: events in the logs are not counted against max_queued_events
+ * until they are applied; each CPU's log of a group holds at most
+ * INOTIFY_OPLOG_MAX_LEN of them, and they are charged to the group's
+ * memcg like the queued ones.
  */
 
 #include <kunit/visibility.h>
@@ -69,6 +80,7 @@
 #include <linux/fs.h>
 #include <linux/fsnotify_backend.h>
 #include <linux/init.h>
+#include <linux/kstrtox.h>
 #include <linux/mutex.h>
 #include <linux/preempt.h>
 #include <linux/sched.h>
@@ -82,7 +94,8 @@
 
 DEFINE_STATIC_KEY_FALSE(inotify_oplog_key);
 
-static bool inotify_oplog_boot_on __initdata = true;
+/* inotify_oplog=: 1 on, 0 off, -1 (default) on where the clock is the TSC */
+static int inotify_oplog_boot __initdata = -1;
 static bool inotify_oplog_registered;
 static DEFINE_MUTEX(inotify_oplog_switch_lock);
 
@@ -173,16 +186,18 @@ static void inotify_oplog_wake(struct fsnotify_group *group)
  *
  * Context: task context (OpLog's per-CPU locks are not interrupt-safe; the
  * stock queue's notification_lock is not either, so inotify events come
- * from task context only); under fsnotify_mark_srcu or group->mark_mutex
+ * from task context only: a caller in another context is a bug, warned
+ * about once, and its event takes the stock path unordered with the
+ * logged ones); under fsnotify_mark_srcu or group->mark_mutex
  * (IN_IGNORED), as inotify_handle_inode_event().  Does not sleep.
  * Return: true if @event belongs to OpLog now; false if the group is
- * shutting down (->attach refused) or this is not task context, and the
- * caller must queue @event the stock way, which drops it on shutdown.
+ * shutting down (->attach refused), and the caller must queue @event the
+ * stock way, which drops it on shutdown.
  */
 bool __inotify_oplog_queue(struct fsnotify_group *group,
 			   struct inotify_event_info *event)
 {
-	if (!in_task())
+	if (WARN_ON_ONCE(!in_task()))
 		return false;
 	if (oplog_queue(&inotify_oplog_type, &group->inotify_data.oplog,
 			&event->op))
@@ -210,18 +225,25 @@ bool __inotify_oplog_queue(struct fsnotify_group *group,
  * before the cutoff) or left (stamped after it: then it synchronizes again
  * with a later cutoff).  A writer that attaches a new log does so under
  * notification_lock, after this reader released it, and sees it too.
+ * The loop ends at the second pass at the latest: the first left only
+ * events stamped after its cutoff, which the second applies, and ->exec
+ * leaves the queue empty only for a group that shut down, which has no
+ * reader and is not synchronized again.
  *
  * Context: group->notification_lock held; does not sleep.
  */
 void inotify_oplog_sync_locked(struct fsnotify_group *group)
 {
+	bool left;
+
 	lockdep_assert_held(&group->notification_lock);
 	/* Pairs with wq_has_sleeper() in inotify_oplog_wake(). */
 	smp_mb();
-	while (oplog_synchronize_locked(&inotify_oplog_type,
-					&group->inotify_data.oplog) &&
-	       fsnotify_notify_queue_is_empty(group))
-		cpu_relax();
+	do {
+		left = oplog_synchronize_locked(&inotify_oplog_type,
+						&group->inotify_data.oplog);
+	} while (left && fsnotify_notify_queue_is_empty(group) &&
+		 !group->shutdown);
 }
 
 /**
@@ -244,14 +266,11 @@ void inotify_oplog_flush(struct fsnotify_group *group)
 
 static int __init inotify_oplog_setup(char *str)
 {
-	if (!str)
+	bool on;
+
+	if (kstrtobool(str, &on))
 		return 0;
-	if (!strcmp(str, "on"))
-		inotify_oplog_boot_on = true;
-	else if (!strcmp(str, "off"))
-		inotify_oplog_boot_on = false;
-	else
-		return 0;
+	inotify_oplog_boot = on;
 	return 1;
 }
 __setup("inotify_oplog=", inotify_oplog_setup);
@@ -262,9 +281,13 @@ __setup("inotify_oplog=", inotify_oplog_setup);
  *
  * Off: new events take the stock path, which first flushes a group that
  * still has logs (inotify_oplog_queue()), so no event overtakes a logged
- * one; synchronize_srcu() waits for the handlers that saw the switch on,
- * and oplog_type_drain() applies and detaches every log left.  Readers
- * look at the logs whenever a group has one, whatever the switch says.
+ * one; synchronize_srcu() waits for the handlers under fsnotify_mark_srcu
+ * that saw the switch on, and oplog_type_drain() applies and detaches
+ * every log left.  An IN_IGNORED handler runs under the group's
+ * mark_mutex, not the srcu, and may still attach a log after the drain;
+ * that log is applied by the group's readers and flushed by its next
+ * stock-path event or its release, like any other.  Readers look at the
+ * logs whenever a group has one, whatever the switch says.
  *
  * Context: process context, sleeps; no fsnotify lock held.
  * Return: 0; -ENODEV if the OpLog type could not be registered at boot.
@@ -312,6 +335,7 @@ DEFINE_DEBUGFS_ATTRIBUTE(inotify_oplog_logs_fops, inotify_oplog_logs_get,
 static int __init inotify_oplog_register(void)
 {
 	struct dentry *dir;
+	bool on;
 	int err;
 
 	err = oplog_type_register(&inotify_oplog_type);
@@ -321,10 +345,12 @@ static int __init inotify_oplog_register(void)
 		return err;
 	}
 	inotify_oplog_registered = true;
-	if (inotify_oplog_boot_on)
+	on = inotify_oplog_boot >= 0 ? inotify_oplog_boot : oplog_clock_is_tsc();
+	if (on)
 		inotify_oplog_switch(true);
-	pr_info("inotify_oplog: per-CPU notification queues %s\n",
-		inotify_oplog_boot_on ? "on" : "off");
+	pr_info("inotify_oplog: per-CPU notification queues %s (%s)\n",
+		on ? "on" : "off", inotify_oplog_boot >= 0 ? "inotify_oplog=" :
+		oplog_clock_is_tsc() ? "TSC clock" : "no TSC clock");
 
 	dir = debugfs_create_dir("inotify_oplog", NULL);
 	debugfs_create_file_unsafe("enabled", 0600, dir, NULL,

@@ -6,7 +6,8 @@
  * coalescing and overflow are decided when the logs are applied, against
  * the queue the reader sees; a group released with events still in
  * per-CPU logs frees them and its logs; the run-time switch drains the
- * logs in order; a CPU that goes offline has its events applied in order.
+ * logs in order; a CPU that goes offline has its events applied in order;
+ * a full log applies itself; a synchronize with nothing left says so.
  */
 #include <kunit/test.h>
 #include <linux/cpu.h>
@@ -49,8 +50,7 @@ static void iot_exit(struct kunit *test)
 {
 	struct iot *t = test->priv;
 
-	if (!t->was_on)
-		inotify_oplog_switch(false);
+	inotify_oplog_switch(t->was_on);
 }
 
 static struct fsnotify_group *iot_group(struct kunit *test,
@@ -156,6 +156,7 @@ static void inotify_oplog_test_order(struct kunit *test)
 	const int n = 24;
 	int wd[24], i, len;
 	u32 mask[24];
+	bool left;
 
 	for (i = 0; i < n; i++)
 		iot_add_on(test, t->cpus[i % t->nr_cpus], group, i + 1,
@@ -167,7 +168,65 @@ static void inotify_oplog_test_order(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, group->q_len, (unsigned int)n);
 	for (i = 0; i < n && i < len; i++)
 		KUNIT_EXPECT_EQ_MSG(test, wd[i], i + 1, "position %d", i);
+	/*
+	 * Nothing is left in the logs: a synchronize says so, and a reader
+	 * about to sleep does not synchronize again (the lost-wakeup loop
+	 * of inotify_oplog_sync_locked() relies on this answer).
+	 */
+	spin_lock(&group->notification_lock);
+	left = oplog_synchronize_locked(&inotify_oplog_type,
+					&group->inotify_data.oplog);
+	spin_unlock(&group->notification_lock);
+	KUNIT_EXPECT_FALSE(test, left);
 	fsnotify_destroy_group(group);
+}
+
+struct iot_many {
+	struct fsnotify_group		*group;
+	struct inotify_event_info	**events;
+	int				n;
+};
+
+static long iot_add_many_fn(void *arg)
+{
+	struct iot_many *m = arg;
+	int i;
+
+	for (i = 0; i < m->n; i++)
+		inotify_add_event(m->group, m->events[i]);
+	return 0;
+}
+
+/*
+ * A log that fills up applies itself: more events than a log holds, all
+ * queued on one CPU with nobody reading, reach the queue without a reader
+ * (the first max_len at least), and all of them in order once read.
+ */
+static void inotify_oplog_test_full_log(struct kunit *test)
+{
+	struct iot *t = test->priv;
+	unsigned int max_len = inotify_oplog_type.max_len;
+	struct iot_many m = { .n = max_len + max_len / 8 };
+	int *wd, i, len;
+	u32 *mask;
+
+	wd = kunit_kcalloc(test, m.n, sizeof(*wd), GFP_KERNEL);
+	mask = kunit_kcalloc(test, m.n, sizeof(*mask), GFP_KERNEL);
+	m.events = kunit_kcalloc(test, m.n, sizeof(*m.events), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, wd);
+	KUNIT_ASSERT_NOT_NULL(test, mask);
+	KUNIT_ASSERT_NOT_NULL(test, m.events);
+	/* Allocated here: a KUnit assertion may only fail in the test. */
+	for (i = 0; i < m.n; i++)
+		m.events[i] = iot_event(test, i + 1, IN_MODIFY, NULL);
+	m.group = iot_group(test, 4 * max_len);
+	KUNIT_ASSERT_EQ(test, work_on_cpu(t->cpus[0], iot_add_many_fn, &m), 0);
+	KUNIT_EXPECT_GE(test, READ_ONCE(m.group->q_len), max_len);
+	len = iot_snapshot(m.group, wd, mask, m.n);
+	KUNIT_ASSERT_EQ(test, len, m.n);
+	for (i = 0; i < len; i++)
+		KUNIT_EXPECT_EQ_MSG(test, wd[i], i + 1, "position %d", i);
+	fsnotify_destroy_group(m.group);
 }
 
 /*
@@ -312,8 +371,12 @@ static void inotify_oplog_test_hotplug(struct kunit *test)
 		fsnotify_destroy_group(group);
 		kunit_skip(test, "CPU %u cannot go offline", victim);
 	}
-	/* Only the dead CPU's events were applied: the queue is not read. */
-	KUNIT_EXPECT_GE(test, group->q_len, 3U);
+	/*
+	 * The dead CPU's events were applied without a reader; the queue
+	 * holds a prefix of the events in timestamp order, and the last one
+	 * was the dead CPU's, so it holds all six.
+	 */
+	KUNIT_EXPECT_EQ(test, READ_ONCE(group->q_len), 6U);
 	KUNIT_EXPECT_EQ(test, add_cpu(victim), 0);
 	len = iot_snapshot(group, wd, mask, 8);
 	KUNIT_ASSERT_EQ(test, len, 6);
@@ -326,6 +389,7 @@ static struct kunit_case inotify_oplog_test_cases[] = {
 	KUNIT_CASE(inotify_oplog_test_order),
 	KUNIT_CASE(inotify_oplog_test_merge),
 	KUNIT_CASE(inotify_oplog_test_overflow),
+	KUNIT_CASE(inotify_oplog_test_full_log),
 	KUNIT_CASE(inotify_oplog_test_release),
 	KUNIT_CASE(inotify_oplog_test_switch),
 	KUNIT_CASE(inotify_oplog_test_hotplug),
