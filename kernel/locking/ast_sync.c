@@ -76,7 +76,9 @@
  * counting writes no shared line: they say where a workload's kernel
  * time goes.  "scanned" is the number of hash-chain entries that the
  * unlocks walked to choose a waiter (ast_select_waiter()), the cost of
- * the paper's linear search.
+ * the paper's linear search.  Each CPU adds to its own counters with
+ * this_cpu_add(), which is safe with preemption on or off; the reader
+ * sums them without a lock, so a sum may miss adds in flight.
  */
 enum ast_stat {
 	AST_STAT_QUEUED,	/* a lock queued to sleep */
@@ -101,9 +103,9 @@ static const char *const ast_stat_names[AST_NR_STATS] = {
 	[AST_STAT_SCANNED]	= "scanned",
 };
 
-static DEFINE_PER_CPU(unsigned long [AST_NR_STATS], ast_stats);
+static DEFINE_PER_CPU(u64 [AST_NR_STATS], ast_stats);
 
-static inline void ast_stat_add(enum ast_stat stat, unsigned long n)
+static inline void ast_stat_add(enum ast_stat stat, u64 n)
 {
 	this_cpu_add(ast_stats[stat], n);
 }
@@ -574,8 +576,8 @@ retry:
 		woken = false;
 		if (!w.lost++)
 			w.lost_at = jiffies;
-		/* Starved: claim the hand-off, unless another waiter has. */
 		ast_stat_add(AST_STAT_LOST, 1);
+		/* Starved: claim the hand-off, unless another waiter has. */
 		if (!w.heir && ast_waiter_starved(&w, jiffies) &&
 		    !ast_word_has_heir(&hb->chain, &w.q.key)) {
 			w.heir = true;
@@ -917,14 +919,15 @@ SYSCALL_DEFINE3(ast_mutex_unlock, u32 __user *, uaddr, unsigned int, new_state,
 
 static int ast_stats_show(struct seq_file *m, void *v)
 {
-	unsigned long sum[AST_NR_STATS] = { };
+	u64 sum[AST_NR_STATS] = { };
 	int cpu, i;
 
 	for_each_possible_cpu(cpu)
 		for (i = 0; i < AST_NR_STATS; i++)
-			sum[i] += per_cpu(ast_stats, cpu)[i];
+			/* Racy: another CPU may be adding (see ast_stats). */
+			sum[i] += data_race(per_cpu(ast_stats, cpu)[i]);
 	for (i = 0; i < AST_NR_STATS; i++)
-		seq_printf(m, "%s %lu\n", ast_stat_names[i], sum[i]);
+		seq_printf(m, "%s %llu\n", ast_stat_names[i], sum[i]);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ast_stats);

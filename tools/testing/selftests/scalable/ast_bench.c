@@ -108,25 +108,29 @@ struct bbuf {
 	char pad3[64];
 };
 
-/* Per-item costs of a run, from getrusage() over the measurement. */
-struct cost {
-	double csw, usr_us, sys_us;
-	/* From AST_STATS, per item; kstats: the file was read. */
-	bool kstats;
-	double queued, lost, unlock, handoff, wake, scanned, heir, poll_us;
+/* The kernel's AST-sync event counts (kernel/locking/ast_sync.c). */
+#define AST_STATS	"/sys/kernel/debug/ast_sync/stats"
+enum kstat {
+	K_QUEUED, K_LOST, K_UNLOCK, K_HANDOFF, K_WAKE, K_SCANNED, K_HEIR,
+	K_POLL_NS, NR_KSTATS
+};
+
+static const char *const kstat_names[NR_KSTATS] = {
+	[K_QUEUED] = "queued", [K_LOST] = "lost", [K_UNLOCK] = "unlock",
+	[K_HANDOFF] = "handoff", [K_WAKE] = "wake", [K_SCANNED] = "scanned",
+	[K_HEIR] = "heir", [K_POLL_NS] = "poll_ns",
 };
 
 /*
- * The kernel's AST-sync event counts (debugfs): the fields of struct
- * cost after kstats, in the file's order.
+ * Per-item costs of a run, from getrusage() over the measurement, and
+ * (kstats: AST_STATS was read) the growth of the kernel's counts per
+ * item, except k[K_SCANNED], per unlock call, and k[K_POLL_NS], in us.
  */
-#define AST_STATS	"/sys/kernel/debug/ast_sync/stats"
-static const char *const kstat_names[] = {
-	"queued", "lost", "unlock", "handoff", "wake", "scanned", "heir",
-	"poll_ns",
+struct cost {
+	double csw, usr_us, sys_us;
+	bool kstats;
+	double k[NR_KSTATS];
 };
-
-#define NR_KSTATS	ARRAY_SIZE(kstat_names)
 
 /* -v: one line per run, with the rates and the kernel's counts. */
 static bool verbose;
@@ -134,18 +138,18 @@ static const char *const run_fmt[] = {
 	"ast_bench: %s-t%d-b%d run: %.1f items/ms; per item: csw %.3f, usr %.3f us, sys %.3f us, queued %.3f, lost %.3f, unlock %.3f, handoff %.3f, wake %.3f, heir %.3f, polled %.3f us; chain entries per unlock %.1f\n",
 };
 
-static bool read_kstats(unsigned long *v)
+static bool read_kstats(unsigned long long *v)
 {
-	unsigned long x;
+	unsigned long long x;
 	char name[32];
-	size_t i;
+	int i;
 	FILE *f;
 
 	memset(v, 0, NR_KSTATS * sizeof(*v));
-	f = fopen(AST_STATS, "r");
+	f = fopen(AST_STATS, "re");
 	if (!f)
 		return false;
-	while (fscanf(f, "%31s %lu", name, &x) == 2)
+	while (fscanf(f, "%31s %llu", name, &x) == 2)
 		for (i = 0; i < NR_KSTATS; i++)
 			if (!strcmp(name, kstat_names[i]))
 				v[i] = x;
@@ -443,7 +447,8 @@ static double run_once(int impl, int nthreads, int size, struct cost *cost)
 {
 	struct rusage ru0, ru1;
 	int np = nthreads / 2, nc = nthreads - np, i, ret = 0;
-	unsigned long g0, g1, n, puts, gets, k0[NR_KSTATS], k1[NR_KSTATS];
+	unsigned long long k0[NR_KSTATS], k1[NR_KSTATS];
+	unsigned long g0, g1, n, puts, gets;
 	bool is_ast = impl != IMPL_CV_BCAST && impl != IMPL_CV_PAIR &&
 		      impl != IMPL_FUTEX;
 	pthread_t *th = calloc(nthreads, sizeof(*th));
@@ -516,23 +521,22 @@ static double run_once(int impl, int nthreads, int size, struct cost *cost)
 		cost->usr_us = (tv_us(&ru1.ru_utime) - tv_us(&ru0.ru_utime)) / n;
 		cost->sys_us = (tv_us(&ru1.ru_stime) - tv_us(&ru0.ru_stime)) / n;
 		if (cost->kstats) {
-			double *f = &cost->queued;
-			size_t i;
-
 			for (i = 0; i < NR_KSTATS; i++)
-				f[i] = (double)(k1[i] - k0[i]) / n;
+				cost->k[i] = (double)(k1[i] - k0[i]) / n;
 			/* Chain entries walked per unlock, not per item. */
-			cost->scanned = k1[5] > k0[5] && k1[2] > k0[2] ?
-				(double)(k1[5] - k0[5]) / (k1[2] - k0[2]) : 0;
-			cost->poll_us /= 1000;
+			cost->k[K_SCANNED] = k1[K_UNLOCK] > k0[K_UNLOCK] ?
+				(double)(k1[K_SCANNED] - k0[K_SCANNED]) /
+				(k1[K_UNLOCK] - k0[K_UNLOCK]) : 0;
+			cost->k[K_POLL_NS] /= 1000;
 		}
 		if (verbose)
 			ksft_print_msg(run_fmt[0], impl_names[impl], nthreads, size,
 				       (g1 - g0) / (t1 - t0), cost->csw,
-				       cost->usr_us, cost->sys_us, cost->queued,
-				       cost->lost, cost->unlock, cost->handoff,
-				       cost->wake, cost->heir, cost->poll_us,
-				       cost->scanned);
+				       cost->usr_us, cost->sys_us,
+				       cost->k[K_QUEUED], cost->k[K_LOST],
+				       cost->k[K_UNLOCK], cost->k[K_HANDOFF],
+				       cost->k[K_WAKE], cost->k[K_HEIR],
+				       cost->k[K_POLL_NS], cost->k[K_SCANNED]);
 	}
 	stop_all(b);
 	for (i = 0; i < nthreads; i++)
@@ -567,7 +571,7 @@ static void run_tuple(int nthreads, int size, int ncpus)
 	double rate[NR_IMPLS] = { 0 }, cpu[NR_IMPLS] = { 0 };
 	double sum_r, sum_sq, r, v, sd;
 	struct cost c, tot;
-	int impl, k, done, nk;
+	int impl, k, done, nk, i;
 	char extra[256];
 
 	for (impl = 0; impl < NR_IMPLS; impl++) {
@@ -587,12 +591,8 @@ static void run_tuple(int nthreads, int size, int ncpus)
 			tot.usr_us += c.usr_us;
 			tot.sys_us += c.sys_us;
 			if (c.kstats) {
-				tot.lost += c.lost;
-				tot.handoff += c.handoff;
-				tot.wake += c.wake;
-				tot.scanned += c.scanned;
-				tot.heir += c.heir;
-				tot.poll_us += c.poll_us;
+				for (i = 0; i < NR_KSTATS; i++)
+					tot.k[i] += c.k[i];
 				nk++;
 			}
 			done++;
@@ -614,8 +614,9 @@ static void run_tuple(int nthreads, int size, int ncpus)
 			snprintf(extra + strlen(extra),
 				 sizeof(extra) - strlen(extra),
 				 " lost_per_item=%.3f handoff_per_item=%.3f wake_per_item=%.3f heir_per_item=%.4f poll_us_per_item=%.3f scan_per_unlock=%.1f",
-				 tot.lost / nk, tot.handoff / nk, tot.wake / nk,
-				 tot.heir / nk, tot.poll_us / nk, tot.scanned / nk);
+				 tot.k[K_LOST] / nk, tot.k[K_HANDOFF] / nk,
+				 tot.k[K_WAKE] / nk, tot.k[K_HEIR] / nk,
+				 tot.k[K_POLL_NS] / nk, tot.k[K_SCANNED] / nk);
 		ksft_print_msg(result_fmt[0], impl_names[impl], nthreads, size,
 			       ncpus, rate[impl], done, sd, impl_names[impl],
 			       nthreads, size, done ? tot.csw / done : 0,

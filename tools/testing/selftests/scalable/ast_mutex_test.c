@@ -436,22 +436,26 @@ TEST(handoff_to_matching_waiter)
  */
 #define AST_STATS	"/sys/kernel/debug/ast_sync/stats"
 
-enum { ST_QUEUED, ST_UNLOCK, ST_HANDOFF, ST_WAKE, ST_SCANNED, NR_ST };
+enum {
+	ST_QUEUED, ST_LOST, ST_HEIR, ST_UNLOCK, ST_HANDOFF, ST_WAKE,
+	ST_SCANNED, NR_ST
+};
 
-static int read_ast_stats(unsigned long *v)
+static int read_ast_stats(unsigned long long *v)
 {
 	static const char *const names[NR_ST] = {
-		"queued", "unlock", "handoff", "wake", "scanned",
+		"queued", "lost", "heir", "unlock", "handoff", "wake",
+		"scanned",
 	};
-	unsigned long x;
+	unsigned long long x;
 	char name[32];
 	int i, found = 0;
 	FILE *f;
 
-	f = fopen(AST_STATS, "r");
+	f = fopen(AST_STATS, "re");
 	if (!f)
 		return -1;
-	while (fscanf(f, "%31s %lu", name, &x) == 2)
+	while (fscanf(f, "%31s %llu", name, &x) == 2)
 		for (i = 0; i < NR_ST; i++)
 			if (!strcmp(name, names[i])) {
 				v[i] = x;
@@ -465,7 +469,7 @@ TEST(debugfs_stats)
 {
 	struct waiter w1 = { .mask = BIT(1), .exit_state = 2 };
 	struct waiter w2 = { .mask = BIT(3), .exit_state = 4 };
-	unsigned long a[NR_ST], b[NR_ST];
+	unsigned long long a[NR_ST], b[NR_ST];
 	struct ast_mutex m;
 	pthread_t th;
 
@@ -493,6 +497,9 @@ TEST(debugfs_stats)
 	EXPECT_EQ(2, b[ST_UNLOCK] - a[ST_UNLOCK]);
 	EXPECT_EQ(1, b[ST_HANDOFF] - a[ST_HANDOFF]);
 	EXPECT_EQ(1, b[ST_WAKE] - a[ST_WAKE]);
+	/* The woken waiter took the free word: no loss, no heir. */
+	EXPECT_EQ(0, b[ST_LOST] - a[ST_LOST]);
+	EXPECT_EQ(0, b[ST_HEIR] - a[ST_HEIR]);
 	EXPECT_LE(2, b[ST_QUEUED] - a[ST_QUEUED]);
 	EXPECT_LE(2, b[ST_SCANNED] - a[ST_SCANNED]);
 }

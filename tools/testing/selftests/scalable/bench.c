@@ -57,6 +57,7 @@ struct bench_mode {
 	char name[BENCH_NAME_LEN];
 	__u64 param;
 	int base;			/* baseline mode, or -1 */
+	const char *oplog_stats;	/* "-oplog" modes: the type's stats */
 	double mean[BENCH_MAX_COUNTS];	/* by index in bench_cfg.counts */
 	bool done[BENCH_MAX_COUNTS];
 };
@@ -519,16 +520,18 @@ int bench_dcache_oplog_switch(int val)
  * @name: the mode's name, without suffix
  * @param: its parameter, without BENCH_PARAM_OPLOG
  * @path: the OpLog's switch, see bench_oplog_switch_path()
+ * @stats: the OpLog type's counters, /sys/kernel/debug/oplog/<type>/stats
  *
  * Registers "<name>-stock" with @param and, if the switch @path exists,
  * "<name>-oplog" with @param | BENCH_PARAM_OPLOG, whose RESULT lines carry
- * its ratio to "<name>-stock" (bench_set_baseline()).  A run selects the
+ * its ratio to "<name>-stock" (bench_set_baseline()) and oplog_hits=, the
+ * growth of the "hits" count of @stats over its runs.  A run selects the
  * switch with bench_oplog_select_path().  Called from bench_desc.init.
  *
  * Return: 0, or -1 if the table is full.
  */
 int bench_add_oplog_modes_path(const char *name, __u64 param,
-			       const char *path)
+			       const char *path, const char *stats)
 {
 	char stock[BENCH_NAME_LEN], oplog[BENCH_NAME_LEN];
 
@@ -541,6 +544,7 @@ int bench_add_oplog_modes_path(const char *name, __u64 param,
 	if (bench_add_mode(oplog, param | BENCH_PARAM_OPLOG) ||
 	    bench_set_baseline(oplog, stock))
 		return -1;
+	modes[nr_modes - 1].oplog_stats = stats;
 	return 0;
 }
 
@@ -559,7 +563,8 @@ int bench_add_oplog_modes_path(const char *name, __u64 param,
  */
 int bench_add_oplog_modes(const char *name, __u64 param)
 {
-	return bench_add_oplog_modes_path(name, param, BENCH_DCACHE_OPLOG);
+	return bench_add_oplog_modes_path(name, param, BENCH_DCACHE_OPLOG,
+					  BENCH_DCACHE_OPLOG_STATS);
 }
 
 /**
@@ -596,17 +601,18 @@ int bench_select_mode(const char *arg, const char *const *names, int nr,
  * @nr: how many
  * @mask: the selected ones, bit i for @names[i], whose parameter is i
  * @path: the OpLog's switch, see bench_oplog_switch_path()
+ * @stats: the OpLog type's counters, see bench_add_oplog_modes_path()
  *
  * Return: 0, or -1 if the table is full.
  */
 int bench_add_oplog_mode_mask_path(const char *const *names, int nr, int mask,
-				   const char *path)
+				   const char *path, const char *stats)
 {
 	int i;
 
 	for (i = 0; i < nr; i++)
 		if ((mask & (1 << i)) &&
-		    bench_add_oplog_modes_path(names[i], i, path))
+		    bench_add_oplog_modes_path(names[i], i, path, stats))
 			return -1;
 	return 0;
 }
@@ -622,7 +628,8 @@ int bench_add_oplog_mode_mask_path(const char *const *names, int nr, int mask,
 int bench_add_oplog_mode_mask(const char *const *names, int nr, int mask)
 {
 	return bench_add_oplog_mode_mask_path(names, nr, mask,
-					      BENCH_DCACHE_OPLOG);
+					      BENCH_DCACHE_OPLOG,
+					      BENCH_DCACHE_OPLOG_STATS);
 }
 
 /**
@@ -1639,36 +1646,25 @@ out_free:
 }
 
 /*
- * Hits of every OpLog type (the "hits" lines of
- * /sys/kernel/debug/oplog/<type>/stats), or -1 without any such file.
- * An "-oplog" mode's RESULT line carries their growth over its runs, so
- * that a mode whose OpLog never took the fast path shows oplog_hits=0.
+ * The "hits" count of an OpLog type's stats file (oplog_stats_show() in
+ * lib/oplog.c), or -1 if it cannot be read.  An "-oplog" mode's RESULT
+ * line carries its growth over the mode's runs, so that a mode whose
+ * OpLog never took the fast path shows oplog_hits=0.  Only the mode's own
+ * type counts: the dentry OpLog also hits during an inotify benchmark.
  */
-static long long oplog_hits(void)
+static long long oplog_hits(const char *stats)
 {
-	const char *dir = "/sys/kernel/debug/oplog";
-	long long sum = -1, v;
-	char path[PATH_MAX], line[128];
-	struct dirent *de;
-	DIR *d = opendir(dir);
-	FILE *f;
+	long long v, hits = -1;
+	char line[128];
+	FILE *f = fopen(stats, "re");
 
-	if (!d)
+	if (!f)
 		return -1;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/stats", dir, de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "hits %lld", &v) == 1)
-				sum = (sum < 0 ? 0 : sum) + v;
-		fclose(f);
-	}
-	closedir(d);
-	return sum;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "hits %lld", &v) == 1)
+			hits = v;
+	fclose(f);
+	return hits;
 }
 
 /* All runs of one (mode, cpus) pair: one RESULT line, one TAP result. */
@@ -1676,8 +1672,8 @@ static void run_pair(int mode, int cpus, int count_idx)
 {
 	struct run_result *res;
 	double mean = 0, var = 0, v;
-	bool oplog = modes[mode].param & BENCH_PARAM_OPLOG;
-	long long hits0 = oplog ? oplog_hits() : -1, hits1;
+	const char *stats = modes[mode].oplog_stats;
+	long long hits0 = stats ? oplog_hits(stats) : -1, hits1;
 	char extra[512] = "";
 	int i, k, done = 0;
 	__u64 t;
@@ -1734,7 +1730,7 @@ static void run_pair(int mode, int cpus, int count_idx)
 		snprintf(extra + len, sizeof(extra) - len, " base=%s ratio=%.3f",
 			 modes[k].name, mean / modes[k].mean[count_idx]);
 	}
-	hits1 = hits0 >= 0 ? oplog_hits() : -1;
+	hits1 = hits0 >= 0 ? oplog_hits(stats) : -1;
 	if (hits1 >= 0) {
 		len = strlen(extra);
 		snprintf(extra + len, sizeof(extra) - len, " oplog_hits=%lld",

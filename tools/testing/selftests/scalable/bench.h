@@ -33,6 +33,8 @@
 #define BENCH_PARAM_OPLOG	0x100
 /* The run-time switch of the dentry OpLog (CONFIG_DCACHE_OPLOG) */
 #define BENCH_DCACHE_OPLOG	"/sys/kernel/debug/dcache_oplog/enabled"
+/* ... and its OpLog type's counters (lib/oplog.c, oplog_stats_show()) */
+#define BENCH_DCACHE_OPLOG_STATS	"/sys/kernel/debug/oplog/dentry/stats"
 
 /* Phase word of the control block, written only by the parent. */
 enum bench_phase {
@@ -247,13 +249,13 @@ int bench_dcache_oplog_switch(int val);
 int bench_add_oplog_modes(const char *name, __u64 param);
 int bench_dcache_oplog_select(__u64 param);
 int bench_add_oplog_modes_path(const char *name, __u64 param,
-			       const char *path);
+			       const char *path, const char *stats);
 int bench_oplog_select_path(const char *path, __u64 param);
 int bench_select_mode(const char *arg, const char *const *names, int nr,
 		      int *mask);
 int bench_add_oplog_mode_mask(const char *const *names, int nr, int mask);
 int bench_add_oplog_mode_mask_path(const char *const *names, int nr, int mask,
-				   const char *path);
+				   const char *path, const char *stats);
 int bench_mkdir(const char *path);
 int bench_create_file(const char *path, size_t size);
 

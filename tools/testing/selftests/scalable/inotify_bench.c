@@ -161,7 +161,7 @@ static int ib_init(void)
 
 	if (bench_add_oplog_mode_mask_path(modify_only ? modify_names :
 					   mode_names, IB_NR_MODES, mode_mask,
-					   IB_OPLOG_SWITCH))
+					   IB_OPLOG_SWITCH, IB_OPLOG_STATS))
 		return -1;
 	/* A kernel without inotify is a skip; other errors fail later. */
 	fd = inotify_init1(IN_CLOEXEC);
