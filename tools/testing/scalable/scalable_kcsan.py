@@ -39,7 +39,7 @@ def parse(text):
 			continue
 		if cur is None:
 			continue
-		if BAR.match(line.strip()) and line.strip():
+		if BAR.match(line.strip()):
 			cur, acc = None, None
 			continue
 		if ACCESS.match(line.strip()):
@@ -118,17 +118,19 @@ def classify(reports, locate, lines):
 	"""Split @reports into (series, stock), each report given 'where'.
 
 	@locate(func, off) gives the inline chain of an access, @lines is
-	series_lines().  A report with no resolvable location is the series'
-	if its title names a function of a series file, else stock.
+	series_lines().  A report with an access that cannot be located (no
+	stack, a function missing from System.map, no line tables) cannot be
+	shown to be stock, so it goes with the series' and fails the boot.
 	"""
 	series, stock = [], []
 	for r in reports:
-		where, mine = [], False
+		where, mine = [], not r['accesses']
 		for acc in r['accesses']:
-			if not acc:
-				continue
-			func, off = acc[0]
-			for path, num in locate(func, off):
+			chain = locate(*acc[0]) if acc else []
+			if not chain:
+				where.append('%s: not located' % ('%s+%#x' % acc[0] if acc else 'no stack'))
+				mine = True
+			for path, num in chain:
 				where.append('%s:%d' % (path, num))
 				if path in lines and (lines[path] is None or num in lines[path]):
 					mine = True

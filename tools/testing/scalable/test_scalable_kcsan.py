@@ -79,7 +79,7 @@ class ClassifyTest(unittest.TestCase):
 	def test_a_line_the_series_added_makes_it_the_series(self):
 		reports = kcsan.parse(REPORT)
 		self.CHAINS = dict(self.CHAINS)
-		self.CHAINS[('__dcache_oplog_put', 0x4c)] = []
+		self.CHAINS[('__dcache_oplog_put', 0x4c)] = [('fs/dcache.c', 850)]
 		series, _ = kcsan.classify(reports, self.locate, {'fs/dcache.c': {900}})
 		self.assertEqual(1, len(series))
 		series, stock = kcsan.classify(reports, self.locate, {'fs/dcache.c': {901}})
@@ -88,12 +88,19 @@ class ClassifyTest(unittest.TestCase):
 	def test_an_inlined_series_helper_counts(self):
 		reports = kcsan.parse(REPORT)
 		self.CHAINS = dict(self.CHAINS)
-		self.CHAINS[('__dcache_oplog_put', 0x4c)] = []
+		self.CHAINS[('__dcache_oplog_put', 0x4c)] = [('fs/dcache.c', 850)]
 		self.CHAINS[('dput', 0x18)] = [('include/linux/dcache_oplog.h', 40),
 					       ('fs/dcache.c', 900)]
 		series, _ = kcsan.classify(reports, self.locate,
 					   {'include/linux/dcache_oplog.h': None})
 		self.assertEqual(1, len(series))
+
+
+class UnlocatedTest(unittest.TestCase):
+	def test_an_access_without_location_fails(self):
+		series, stock = kcsan.classify(kcsan.parse(REPORT), lambda f, o: [], {})
+		self.assertEqual((2, 0), (len(series), len(stock)))
+		self.assertIn('__dcache_oplog_put+0x4c: not located', series[0]['where'])
 
 
 class SeriesLinesTest(unittest.TestCase):
