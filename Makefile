@@ -8,6 +8,7 @@
 #   make series   export the patch series to out/series/ and check it applies
 #   make check    checkpatch --strict, sparse, W=1, coccicheck, kernel-doc
 #   make trace    cache-line transfers per operation at TRACE_SMP vCPUs (TCG)
+#   make soak     the torture kselftest on the debug kernel, SOAK_SECONDS (1800)
 #
 # Variables: MODE=full|quick (make run), SMP=<guest CPUs, default host CPUs>,
 # CPUS=<benchmark worker counts, e.g. 1,2,4>, FLAVOURS="release debug kcsan",
@@ -23,13 +24,13 @@ FLAVOURS ?= release debug kcsan
 MODE	 ?= full
 
 export SMP CPUS ACCEL LINUX_TARBALL LINUX_TREE BOOT_TIMEOUT JOBS QEMU MODE \
-	TRACE_SMP TRACE_MS TRACE_QUANTUM TRACE_TIMEOUT TRACE_WORKLOADS
+	TRACE_SMP TRACE_MS TRACE_QUANTUM TRACE_TIMEOUT TRACE_WORKLOADS SOAK_SECONDS
 
-.PHONY: help run quick test prepare build series series-build check boot trace clean \
+.PHONY: help run quick test prepare build series series-build check boot trace soak clean \
 	distclean
 
 help:
-	@sed -n '3,19p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,20p' Makefile | sed 's/^# \{0,1\}//'
 
 run:
 	$(HARNESS) run --mode $(MODE)
@@ -61,6 +62,9 @@ check:
 
 trace:
 	$(HARNESS) trace
+
+soak:
+	$(HARNESS) soak
 
 clean:
 	rm -rf out build/src build/series build/series-obj

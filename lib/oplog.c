@@ -1179,6 +1179,7 @@ static int oplog_stats_show(struct seq_file *m, void *v)
 	};
 	struct oplog_type *type = m->private;
 	long sum[OPLOG_NR_STATS] = { };
+	unsigned long offline_logs = 0;
 	struct oplog_cache *cache;
 	unsigned int cpu, s, caches = 0;
 
@@ -1189,6 +1190,8 @@ static int oplog_stats_show(struct seq_file *m, void *v)
 		caches++;
 		for (s = 0; s < OPLOG_NR_STATS; s++)
 			sum[s] += local_read(&cache->stats[s]);
+		if (!cpu_online(cpu))
+			offline_logs += READ_ONCE(cache->nr_logs);
 	}
 	/* A hit counts only as a hit; "queued" is every accepted operation. */
 	sum[OPLOG_STAT_QUEUED] += sum[OPLOG_STAT_HITS];
@@ -1196,6 +1199,11 @@ static int oplog_stats_show(struct seq_file *m, void *v)
 		   kinds[type->kind], oplog_clock_is_tsc() ? "tsc" : "seq",
 		   type->nr_slots, type->max_len, caches,
 		   oplog_type_nr_logs(type));
+	/*
+	 * Logs of CPUs that are not online: 0 once oplog_cpu_dead() ran for
+	 * each of them (a CPU on its way down may still hold some).
+	 */
+	seq_printf(m, "offline_logs %lu\n", offline_logs);
 	seq_printf(m, "log_bytes %u\ncache_bytes %zu\n",
 		   kmem_cache_size(oplog_log_cachep),
 		   sizeof(*cache) + type->nr_slots * sizeof(*cache->slots));
@@ -1336,20 +1344,40 @@ void oplog_type_unregister(struct oplog_type *type)
 }
 EXPORT_SYMBOL_GPL(oplog_type_unregister);
 
+/* Logs in @cpu's cache of @type (0 if it has none): a snapshot. */
+static unsigned int oplog_cpu_nr_logs(struct oplog_type *type, unsigned int cpu)
+{
+	struct oplog_cache *cache = oplog_cache_of(type, cpu);
+
+	return cache ? READ_ONCE(cache->nr_logs) : 0;
+}
+
 /*
- * A CPU died: apply and detach its logs, so that their memory and the
- * objects' attachments go (what it logged is never lost either way: every
- * synchronize visits offline CPUs' logs too).
+ * A CPU died: apply and detach all its logs, so that their memory and the
+ * objects' attachments go (what it logged would not be lost otherwise:
+ * every synchronize visits offline CPUs' logs too).  oplog_evict_cpu()
+ * skips an object whose lock is busy; nothing attaches a log to a dead
+ * CPU's cache (only a CPU's own queue() does), so retrying until the
+ * cache is empty ends once those holders unlock.  The mutex is dropped
+ * between passes, for the shrinker's trylock.
  */
 static int oplog_cpu_dead(unsigned int cpu)
 {
 	struct oplog_type *type;
+	bool left;
 
-	mutex_lock(&oplog_types_lock);
-	list_for_each_entry(type, &oplog_types, list)
-		oplog_evict_cpu(type, cpu, false, ULONG_MAX);
-	mutex_unlock(&oplog_types_lock);
-	return 0;
+	for (;;) {
+		left = false;
+		mutex_lock(&oplog_types_lock);
+		list_for_each_entry(type, &oplog_types, list) {
+			oplog_evict_cpu(type, cpu, false, ULONG_MAX);
+			left |= oplog_cpu_nr_logs(type, cpu) != 0;
+		}
+		mutex_unlock(&oplog_types_lock);
+		if (!left)
+			return 0;
+		usleep_range(100, 200);
+	}
 }
 
 static unsigned long oplog_shrink_count(struct shrinker *s,

@@ -98,8 +98,13 @@ static void stress_inc_fn(struct work_struct *work)
 			clustered_counter_add(sw->cc[j], 1);
 }
 
+/*
+ * One round; false if a check failed, or (*@nomem set) if the counters
+ * could not be allocated (fault injection: the kselftest torture), after
+ * waiting for this round's requests, which point into @reqs.
+ */
 static bool stress_round(struct seq_file *m, struct stress_req *reqs,
-			 struct stress_work *works, int *nr_counters)
+			 struct stress_work *works, int *nr_counters, bool *nomem)
 {
 	struct clustered_counter *cc[STRESS_COUNTERS];
 	unsigned long cookie;
@@ -131,6 +136,7 @@ static bool stress_round(struct seq_file *m, struct stress_req *reqs,
 		e = r->single ? cpumask_of(get_random_u32_below(nr_cpu_ids)) : cpu_possible_mask;
 		if (qdo_call(&r->head, stress_cb, q, e)) {
 			seq_puts(m, "qdo_call failed\n");
+			qdo_barrier();
 			return false;
 		}
 	}
@@ -141,7 +147,8 @@ static bool stress_round(struct seq_file *m, struct stress_req *reqs,
 			kfree(cc[i]);
 			while (i--)
 				clustered_counter_destroy(cc[i], stress_cc_release);
-			seq_puts(m, "no memory for counters\n");
+			*nomem = true;
+			qdo_barrier();
 			return false;
 		}
 		(*nr_counters)++;
@@ -205,7 +212,7 @@ static int stress_show(struct seq_file *m, void *v)
 	struct stress_work *works;
 	int rounds = 0, counters = 0, i;
 	u64 end = ktime_get_ns() + STRESS_NS;
-	bool ok = true;
+	bool ok = true, nomem = false;
 
 	reqs = kcalloc(STRESS_REQS, sizeof(*reqs), GFP_KERNEL);
 	works = kcalloc(nr_cpu_ids, sizeof(*works), GFP_KERNEL);
@@ -217,7 +224,7 @@ static int stress_show(struct seq_file *m, void *v)
 	mutex_lock(&test_qdo_mutex);
 	atomic_set(&stress_released, 0);
 	while (ok && (rounds < 3 || ktime_get_ns() < end)) {
-		ok = stress_round(m, reqs, works, &counters);
+		ok = stress_round(m, reqs, works, &counters, &nomem);
 		rounds++;
 	}
 	/* Phases 3 and 4 of every counter's destruction. */
@@ -229,11 +236,14 @@ static int stress_show(struct seq_file *m, void *v)
 		ok = false;
 	}
 	mutex_unlock(&test_qdo_mutex);
+	kfree(reqs);
+	kfree(works);
+	/* Out of memory, and nothing else wrong: a clean error for the reader. */
+	if (nomem && atomic_read(&stress_released) == counters)
+		return -ENOMEM;
 	seq_printf(m, "qdo_stress %s rounds=%d requests=%d counters=%d online=%u\n",
 		   ok ? "ok" : "FAIL", rounds, rounds * STRESS_REQS, counters,
 		   num_online_cpus());
-	kfree(reqs);
-	kfree(works);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(stress);

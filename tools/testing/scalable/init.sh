@@ -24,6 +24,8 @@
 #                    kselftests (diagnostic boots, e.g. ast_mutex_test)
 #   scalable_ast_bench  ast_bench arguments, '_' for spaces (diagnostic
 #                    boots, e.g. -t_100,1000_-b_100_-c_2)
+#   scalable_soak    seconds: the torture kselftest alternates its phases
+#                    that long (make soak; with scalable_tests=torture)
 
 PATH=/bin:/sbin:/usr/bin:/usr/sbin
 export PATH
@@ -80,6 +82,11 @@ quick)	bargs="-q" ; tmo=3600 ; names="" ;;
 *)	bargs="-w 50 -m 200 -r 1" ; tmo=900 ; names="-n 8192" ;;
 esac
 [ -n "$scalable_cpus" ] && bargs="$bargs -c $scalable_cpus"
+if [ -n "$scalable_soak" ]; then
+	KSELFTEST_TORTURE_ARGS="-t $scalable_soak"
+	export KSELFTEST_TORTURE_ARGS
+	tmo=$((scalable_soak + 900))
+fi
 
 for t in stat_bench open_bench create_bench fork_bench fork_truncate inotify_bench \
 	 ast_bench qdo_latency oplog_list_bench cacheline_bench; do

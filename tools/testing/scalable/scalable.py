@@ -33,7 +33,7 @@ import scalable_series
 import scalable_trace
 from scalable_build import build_kernel, build_plugin
 from scalable_common import FLAVOURS, HarnessError, default_smp, die, env_int, host_cpus, log
-from scalable_parser import analyze, find_splats
+from scalable_parser import analyze, find_splats, parse_torture_totals
 from scalable_qemu import boot, boot_timeout
 from scalable_report import write_report
 from scalable_tree import ensure_packages, prepare_src
@@ -308,6 +308,54 @@ def cmd_boot(args):
 	return 0 if ok else 1
 
 
+def cmd_soak(args):
+	"""make soak: the kselftest torture on the debug kernel for a given time.
+
+	Its hotplug and faults phases alternate (the ast_mutex stress and
+	fuzzer run in both) for @args.seconds; the boot is judged like a test
+	boot, and out/soak.md and out/soak.json give the summed totals:
+	operations of each kind, hotplug rounds and offlines, faults injected,
+	and the kernel reports found (any fails the soak).
+	"""
+	seconds = args.seconds
+	if seconds < 60:
+		die('soak: --seconds must be at least 60')
+	cmd_build(argparse.Namespace(flavours=['debug']))
+	smp = default_smp()
+	logdir = os.path.join(common.OUT, 'logs')
+	os.environ['KERNEL_ARGS'] = ' '.join([os.environ.get('KERNEL_ARGS', ''),
+					      'scalable_soak=%d' % seconds,
+					      'scalable_tests=torture', 'scalable_upstream=none'])
+	b = boot(os.path.join(common.BUILD, 'debug'), 'debug', smp, 'test', logdir,
+		 seconds + boot_timeout('debug', 'test'))
+	ok, problems, _ = analyze(os.path.join(common.BUILD, 'src', 'linux'), b, logdir)
+	totals = parse_torture_totals(b['tap_text'])
+	splats = find_splats(b['console_text'])
+	if not totals.get('passes'):
+		ok = False
+		problems.append('soak: no "totals: passes" line (torture did not finish)')
+	res = {'verdict': 'PASS' if ok else 'FAIL', 'seconds_asked': seconds,
+	       'wall_seconds': round(b['seconds']), 'smp': smp, 'flavour': 'debug',
+	       'totals': totals, 'reports': len(splats), 'problems': problems}
+	os.makedirs(common.OUT, exist_ok=True)
+	with open(os.path.join(common.OUT, 'soak.json'), 'w') as f:
+		json.dump(res, f, indent=1)
+	with open(os.path.join(common.OUT, 'soak.md'), 'w') as f:
+		f.write('# Soak: kselftest torture on the debug kernel\n\n')
+		f.write('%s; asked %d s, boot took %d s, %d vCPUs; kernel reports: %d\n\n' %
+			(res['verdict'], seconds, res['wall_seconds'], smp, len(splats)))
+		f.write('| total | value |\n|---|---|\n')
+		for k, v in totals.items():
+			f.write('| %s | %d |\n' % (k, v))
+		for p in problems:
+			f.write('\n- %s' % p)
+		f.write('\n')
+	log('soak: %s; %s' % (res['verdict'], ', '.join('%s %d' % kv for kv in totals.items())))
+	for p in problems:
+		log('  ' + p)
+	return 0 if ok else 1
+
+
 def main():
 	ap = argparse.ArgumentParser(description=__doc__)
 	sub = ap.add_subparsers(dest='cmd', required=True)
@@ -328,13 +376,16 @@ def main():
 	p.add_argument('--build', action='store_true', help='build every step of the series')
 	sub.add_parser('check', help='checkpatch, sparse, W=1, coccicheck and kernel-doc')
 	sub.add_parser('trace', help='cache-line transfers per operation at TRACE_SMP vCPUs')
+	p = sub.add_parser('soak', help='the kselftest torture on the debug kernel for a while')
+	p.add_argument('--seconds', type=int, default=env_int('SOAK_SECONDS', 1800))
 	args = ap.parse_args()
 	for fl in getattr(args, 'flavours', []) or []:
 		if fl not in FLAVOURS:
 			die('unknown config "%s": choose one of %s' % (fl, ', '.join(FLAVOURS)))
 	try:
 		return {'prepare': cmd_prepare, 'build': cmd_build, 'run': cmd_run, 'test': cmd_test,
-			'boot': cmd_boot, 'trace': cmd_trace, 'series': scalable_series.cmd_series,
+			'boot': cmd_boot, 'trace': cmd_trace, 'soak': cmd_soak,
+			'series': scalable_series.cmd_series,
 			'check': scalable_series.cmd_check}[args.cmd](args) or 0
 	except HarnessError as e:
 		die(str(e), 1)

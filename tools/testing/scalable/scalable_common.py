@@ -77,6 +77,11 @@ def excluded_tests(flavour):
 #   kunit:SUITE.CASE             one KUnit case, and its parameters
 #   kunit:SUITE.CASE.PARAM       one parameter of a parameterised case
 EXPECTED_SKIPS = {
+	'scalable:torture:faults: no fault injection (CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC, '
+	'CONFIG_FAULT_INJECTION_DEBUG_FS)': (
+		('release', 'kcsan'), 'fault injection is configured in the debug kernel only '
+		'(kernel/configs/scalable-debug.config): it would slow the release kernel\'s slab '
+		'fast path, and the faults phase runs there'),
 	'fchmodat2:fchmodat2_test:fchmodat2(symlink)': (
 		FLAVOURS, 'fchmodat2(AT_SYMLINK_NOFOLLOW) on a symlink fails with EOPNOTSUPP '
 		'on every filesystem since 6.6: notify_change() refuses any mode change of '

@@ -364,7 +364,10 @@ def analyze(src, b, logdir, expect_done=True):
 			problems += check_dcache_oplog(oplog, b.get('append', ''))
 	results = parse_results(b['tap_text'])
 	if expect_done:
-		own = 'scalable_own=0' not in b.get('append', '').split()
+		# A boot that runs only some of the series' kselftests
+		# (scalable_tests=: diagnostic boots, make soak) runs no sweep.
+		own = 'scalable_own=0' not in args and \
+			not any(a.startswith('scalable_tests=') for a in args)
 		for bench in common.BENCHMARKS if own else ():
 			if not any(r['bench'] == bench for r in results):
 				problems.append('benchmark %s printed no RESULT line' % bench)
@@ -398,3 +401,21 @@ def analyze(src, b, logdir, expect_done=True):
 		if kunit['failed'] or kunit['crashed']:
 			print(kunit['output'], flush=True)
 	return not problems, problems, summary
+
+
+def parse_torture_totals(text):
+	"""Sum the "totals:" lines of the kselftest torture in TAP @text.
+
+	Each line is "totals: [phase P] KEY N [KEY N ...]"; returns
+	{"P KEY" or "KEY": sum}, in the order first seen.
+	"""
+	sums = {}
+	for m in re.finditer(r'^[# ]*totals: (.*)$', text, re.M):
+		words = m.group(1).split()
+		prefix = ''
+		if len(words) >= 2 and words[0] == 'phase':
+			prefix, words = words[1] + ' ', words[2:]
+		for k, v in zip(words[0::2], words[1::2]):
+			if re.fullmatch(r'-?\d+', v):
+				sums[prefix + k] = sums.get(prefix + k, 0) + int(v)
+	return sums

@@ -227,6 +227,23 @@ class AnalyzeTest(unittest.TestCase):
 		self.assertIn('benchmark fork_bench printed no RESULT line', problems)
 		self.assertNotIn('benchmark stat_bench printed no RESULT line', problems)
 
+	def test_only_some_tests_need_no_sweep(self):
+		"""A boot with scalable_tests= (diagnostic, make soak) runs no benchmark sweep."""
+		ok, problems, _ = self.analyze(self.boot(append='scalable_tests=torture'),
+					       ('scalable',), ('stat_bench', 'fork_bench'))
+		self.assertFalse([p for p in problems if 'printed no RESULT line' in p])
+
+	def test_torture_totals(self):
+		tap = ('# # totals: phase hotplug rounds 8 offlines 8\n'
+		       '# # totals: phase hotplug stat 100 fork 3 inotify 7 ast 9 ast_fuzz 1\n'
+		       '# # totals: phase faults failslab 50 fail_page_alloc 2\n'
+		       '# # totals: phase hotplug rounds 8 offlines 7\n'
+		       '# # totals: passes 2 seconds 61\n# # not totals: x 1\n')
+		self.assertEqual(P.parse_torture_totals(tap), {
+			'hotplug rounds': 16, 'hotplug offlines': 15, 'hotplug stat': 100,
+			'hotplug fork': 3, 'hotplug inotify': 7, 'hotplug ast': 9,
+			'hotplug ast_fuzz': 1, 'faults failslab': 50, 'faults fail_page_alloc': 2,
+			'passes': 2, 'seconds': 61})
 
 	def test_skips(self):
 		"""Skips fail the boot unless EXPECTED_SKIPS expects them; those are listed."""

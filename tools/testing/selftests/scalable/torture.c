@@ -1,0 +1,1181 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * torture: CPU hotplug and allocation failures in the middle of every
+ * mechanism of the scalable series, with nothing lost.
+ *
+ * Worker processes run on all CPUs (one of each kind per online CPU, at
+ * most MAX_WORKERS, not pinned unless said):
+ *
+ *   stat     stat() and open()+close() of a few names on a private tmpfs,
+ *            and now and then a create+unlink of a private name, with the
+ *            dentry OpLog on (fs/dcache_oplog.c);
+ *   fork     fork(), the child exits with a status of its own, waitpid()
+ *            (never marked for faults: see fork_worker());
+ *   inotify  writers create and unlink numbered files in a watched
+ *            directory, with the inotify OpLog on (fs/notify/
+ *            inotify_oplog.c); one reader reads the IN_CREATE events;
+ *   ast      a bounded buffer on an ast_mutex (states empty, mid, full):
+ *            producers number their items, consumers record each one;
+ *   ast_fuzz the ast_mutex fuzzer (./ast_fuzz -d 4, again and again), which
+ *            kills and requeues waiters, when it is next to this program;
+ *   list     the OpLog list stress of lib/test_oplog.c (debugfs oplog_test)
+ *            in its three OpLog modes, one pinned reader of list_run per
+ *            CPU, and list_check's exactly-once verdict after each run;
+ *   qdo      the QDo and clustered-counter stress of lib/test_qdo.c
+ *            (debugfs qdo_test/stress), again and again.
+ *
+ * Two phases, each with its own tmpfs and result lines:
+ *
+ *   hotplug  this process takes every CPU but 0 offline in a random order,
+ *            then online again in another, for -r rounds (default 8);
+ *   faults   failslab and fail_page_alloc fail -P percent (default 10) of
+ *            the allocations of the workers, which mark themselves
+ *            (task-filter, /proc/thread-self/make-it-fail): every slab
+ *            allocation, the sleeping ones too, and the page allocations
+ *            that cannot sleep, so that the OpLog's log allocation, the
+ *            clustered objects' representatives and every sleeping
+ *            allocation on the workers' paths fail now and then, for
+ *            -f seconds (default 8).  The inotify reader, the fuzzer and
+ *            the list_check reads are not marked.  Then CPU 1 is brought
+ *            online by a marked task a few times: each attempt must come
+ *            up or fail with ENOMEM and leave the CPU offline.
+ *
+ * With -t, the phases alternate until that many seconds have passed
+ * (make soak); -p runs one phase only.
+ *
+ * Checked, in each phase:
+ *   - stat: every call succeeded, or (faults) failed with ENOMEM, EAGAIN
+ *     or (a tmpfs inode) ENOSPC; afterwards turning the dentry OpLog off
+ *     leaves no log, and
+ *     the tmpfs unmounts (a dentry reference left behind is EBUSY);
+ *   - fork: every child's exit status came back;
+ *   - inotify: each writer's files were reported once each and in the
+ *     writer's order; a file is missing only where the reader also got
+ *     IN_Q_OVERFLOW (stock inotify's answer to an event it could not
+ *     allocate), and never without faults;
+ *   - ast: every item produced was consumed exactly once, every ast_fuzz
+ *     run passed;
+ *   - list: every run's list_check says "oplog_list ok" (every element
+ *     added and removed, or absorbed, once and freed once);
+ *   - qdo: every stress run says "qdo_stress ok" (or, with faults, its
+ *     read fails with ENOMEM), and no QDo request is pending within 10 s
+ *     of the end (/sys/kernel/debug/qdo/stats);
+ * and besides, in the hotplug phase, that every round took a CPU offline
+ * and brought it back, and that after every offline no OpLog type holds a
+ * log of an offline CPU ("offline_logs" of /sys/kernel/debug/oplog/<type>/
+ * stats); in the faults phase, that faults were injected (the "times"
+ * counters of both attributes went down).
+ *
+ * The "totals:" lines give the operations of each kind, rounds, offlines
+ * and faults injected (make soak sums them).  Needs root, debugfs,
+ * CONFIG_HOTPLUG_CPU, two CPUs; the faults phase needs CONFIG_FAILSLAB,
+ * CONFIG_FAIL_PAGE_ALLOC and CONFIG_FAULT_INJECTION_DEBUG_FS (the debug
+ * kernel) and is skipped without them.  The kernel's own checks (lockdep,
+ * KASAN, kmemleak; KCSAN) do the rest.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../kselftest.h"
+#include "ast_mutex.h"
+
+#define MAX_WORKERS	8
+#define NR_NAMES	8
+#define AST_CAP		8
+#define AST_MAX_ITEMS	1048576L	/* per producer */
+#define INOTIFY_AHEAD	16384		/* events a writer may be ahead */
+#define FAULT_TIMES	1000000		/* "times" of both fault attributes */
+#define ONLINE_TRIES	8
+#define QDO_STATS	"/sys/kernel/debug/qdo/stats"
+#define QDO_STRESS	"/sys/kernel/debug/qdo_test/stress"
+#define OPLOG_STATS	"/sys/kernel/debug/oplog/*/stats"
+#define LIST_CONFIG	"/sys/kernel/debug/oplog_test/list_config"
+#define LIST_RUN	"/sys/kernel/debug/oplog_test/list_run"
+#define LIST_CHECK	"/sys/kernel/debug/oplog_test/list_check"
+#define DCACHE_SWITCH	"/sys/kernel/debug/dcache_oplog/enabled"
+#define DCACHE_LOGS	"/sys/kernel/debug/dcache_oplog/logs"
+#define INOTIFY_SWITCH	"/sys/kernel/debug/inotify_oplog/enabled"
+#define MAX_QUEUED	"/proc/sys/fs/inotify/max_queued_events"
+#define FAILSLAB	"/sys/kernel/debug/failslab"
+#define FAIL_PAGE	"/sys/kernel/debug/fail_page_alloc"
+#define NO_FAULTS	"faults: no fault injection (CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC, CONFIG_FAULT_INJECTION_DEBUG_FS)"
+#define NR_COMMON	7	/* result lines of check_common() */
+
+enum kind { K_STAT, K_FORK, K_INOTIFY, K_AST, K_FUZZ, K_LIST, K_QDO, NR_KINDS };
+
+static const char * const kind_names[NR_KINDS] = {
+	"stat", "fork", "inotify", "ast", "ast_fuzz", "list", "qdo",
+};
+
+/* In shared memory: written by the workers, read by this process. */
+struct shared {
+	int faults;			/* the workers mark themselves */
+	int stop;			/* the workers end their loops */
+	int reader_ready;		/* the inotify watch is in place */
+	int writers_done;		/* inotify writers that finished */
+	int overflowed;			/* the reader got IN_Q_OVERFLOW */
+	long lost;			/* inotify files without an event */
+	long written[MAX_WORKERS];	/* files each inotify writer created */
+	long read[MAX_WORKERS];		/* and the events the reader read */
+	long ops[NR_KINDS];		/* operations done, per kind */
+	long nomem[NR_KINDS];		/* calls failed by injected faults */
+	long errors[NR_KINDS];		/* failed checks, per kind */
+	int skipped[NR_KINDS];		/* a kind that could not run here */
+};
+
+static struct shared *sh;
+static char root[64];
+static char fuzz_path[PATH_MAX];
+static int nw;
+
+static bool stopping(void)
+{
+	return __atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE);
+}
+
+static void count(enum kind k, long n)
+{
+	__atomic_fetch_add(&sh->ops[k], n, __ATOMIC_RELAXED);
+}
+
+/* A failed check: counted, and the first few are printed. */
+static void failed(enum kind k, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (__atomic_fetch_add(&sh->errors[k], 1, __ATOMIC_RELAXED) >= 5)
+		return;
+	va_start(ap, fmt);
+	printf("# %s: ", kind_names[k]);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+}
+
+/*
+ * What an allocation failure gives: ENOMEM, EAGAIN, and ENOSPC from a
+ * tmpfs create whose inode could not be allocated (shmem_get_inode()).
+ */
+static bool nomem_errno(int err)
+{
+	return err == ENOMEM || err == EAGAIN || err == ENOSPC;
+}
+
+/*
+ * A call of @k failed with @err: an injected fault if faults are on and
+ * @err is what an allocation failure gives (counted), else a failure.
+ */
+static void call_failed(enum kind k, int err, const char *what)
+{
+	if (sh->faults && nomem_errno(err))
+		__atomic_fetch_add(&sh->nomem[k], 1, __ATOMIC_RELAXED);
+	else
+		failed(k, "%s: %s\n", what, strerror(err));
+}
+
+static int read_str(const char *path, char *buf, size_t size)
+{
+	ssize_t n, len = 0;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -errno;
+	while (len < (ssize_t)size - 1 &&
+	       (n = read(fd, buf + len, size - 1 - len)) > 0)
+		len += n;
+	buf[len] = 0;
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	return n < 0 ? n : 0;
+}
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int write_attr(const char *dir, const char *name, const char *val)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return write_str(path, val);
+}
+
+/* The number after "@key " at the start of a line of @path, or -1. */
+static long stat_value(const char *path, const char *key)
+{
+	char buf[8192], pat[64];
+	char *p;
+
+	buf[0] = '\n';
+	if (read_str(path, buf + 1, sizeof(buf) - 1))
+		return -1;
+	snprintf(pat, sizeof(pat), "\n%s ", key);
+	p = strstr(buf, pat);
+	return p ? strtol(p + strlen(pat), NULL, 10) : -1;
+}
+
+static int set_online(int cpu, int on)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	return write_str(path, on ? "1" : "0");
+}
+
+static int is_online(int cpu)
+{
+	char path[64], buf[8];
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	return read_str(path, buf, sizeof(buf)) ? -1 : buf[0] == '1';
+}
+
+/* This thread's allocations fail at random from now on, in the faults phase. */
+static void mark(void)
+{
+	if (sh->faults && write_str("/proc/thread-self/make-it-fail", "1"))
+		ksft_exit_fail_msg("make-it-fail: %s\n", strerror(errno));
+}
+
+static void name_of(char *buf, size_t size, const char *dir, int i)
+{
+	snprintf(buf, size, "%s/%s/n%d", root, dir, i);
+}
+
+/* ---- stat: the dentry OpLog ---- */
+
+static void stat_worker(int id)
+{
+	char path[NR_NAMES][128], priv[128];
+	struct stat st;
+	long n;
+	int i, fd;
+
+	for (i = 0; i < NR_NAMES; i++)
+		name_of(path[i], sizeof(path[i]), "stat", i);
+	snprintf(priv, sizeof(priv), "%s/stat/p%d", root, id);
+	mark();
+	for (n = 0; !stopping(); n++) {
+		for (i = 0; i < NR_NAMES; i++) {
+			if (stat(path[i], &st))
+				call_failed(K_STAT, errno, "stat");
+			fd = open(path[i], O_RDONLY);
+			if (fd < 0)
+				call_failed(K_STAT, errno, "open");
+			else
+				close(fd);
+		}
+		if (n % 16 == 0) {
+			fd = open(priv, O_CREAT | O_WRONLY, 0600);
+			if (fd < 0)
+				call_failed(K_STAT, errno, "create");
+			else
+				close(fd);
+			/* A create that failed may have left the file. */
+			while (unlink(priv) && errno != ENOENT) {
+				call_failed(K_STAT, errno, "unlink");
+				if (!nomem_errno(errno))
+					break;
+			}
+		}
+		count(K_STAT, 2 * NR_NAMES);
+	}
+}
+
+/* ---- fork ---- */
+
+static void fork_worker(int id)
+{
+	int status, want;
+	long n;
+	pid_t pid;
+
+	/*
+	 * Not marked: a fork whose kernel stack (vmalloc) cannot be had
+	 * prints a stock allocation-failure warning with a stack trace,
+	 * which the harness counts as a splat.
+	 */
+	for (n = 0; !stopping(); n++) {
+		want = (id * 31 + n) & 0x7f;
+		pid = fork();
+		if (pid < 0) {
+			if (errno != EAGAIN)
+				call_failed(K_FORK, errno, "fork");
+			usleep(1000);
+			continue;
+		}
+		if (pid == 0)
+			_exit(want);
+		if (waitpid(pid, &status, 0) != pid)
+			failed(K_FORK, "waitpid: %s\n", strerror(errno));
+		else if (!WIFEXITED(status) || WEXITSTATUS(status) != want)
+			failed(K_FORK, "child status %#x, want exit %d\n", status, want);
+		count(K_FORK, 1);
+	}
+}
+
+/* ---- inotify: the inotify OpLog ---- */
+
+static void inotify_writer(int id)
+{
+	char path[128];
+	long seq = 0;
+	int fd;
+
+	while (!__atomic_load_n(&sh->reader_ready, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	mark();
+	while (!stopping()) {
+		snprintf(path, sizeof(path), "%s/inotify/w%d.%ld", root, id, seq);
+		/*
+		 * A create that failed may still have created the file and
+		 * queued its event; the next try finds it and queues none.
+		 */
+		fd = open(path, O_CREAT | O_WRONLY, 0600);
+		if (fd < 0) {
+			call_failed(K_INOTIFY, errno, "create");
+			continue;
+		}
+		close(fd);
+		while (unlink(path)) {
+			call_failed(K_INOTIFY, errno, "unlink");
+			if (!nomem_errno(errno))
+				break;
+		}
+		seq++;
+		/* Bound the queue (and the kernel memory it takes). */
+		while (seq - __atomic_load_n(&sh->read[id], __ATOMIC_RELAXED) > INOTIFY_AHEAD &&
+		       !stopping())
+			usleep(1000);
+	}
+	sh->written[id] = seq;
+	/* Pairs with the acquire load in inotify_reader(). */
+	__atomic_fetch_add(&sh->writers_done, 1, __ATOMIC_RELEASE);
+}
+
+/* Reads what is queued; returns the bytes read, 0 when empty, -1. */
+static long inotify_read(int fd, long *next)
+{
+	static long words[(1 << 16) / sizeof(long)];	/* aligned for the events */
+	const struct inotify_event *e;
+	char *buf = (char *)words;
+	long seq, len;
+	char *p;
+	int id;
+
+	len = read(fd, buf, sizeof(words));
+	if (len < 0)
+		return errno == EAGAIN ? 0 : -1;
+	for (p = buf; p < buf + len; p += sizeof(*e) + e->len) {
+		e = (const struct inotify_event *)p;
+		if (e->mask & IN_Q_OVERFLOW) {
+			sh->overflowed = 1;
+			continue;
+		}
+		if (!(e->mask & IN_CREATE) || !e->len ||
+		    sscanf(e->name, "w%d.%ld", &id, &seq) != 2 ||
+		    id < 0 || id >= nw) {
+			failed(K_INOTIFY, "unexpected event %#x %s\n", e->mask,
+			       e->len ? e->name : "");
+			continue;
+		}
+		if (seq < next[id])
+			failed(K_INOTIFY, "writer %d: file %ld after %ld\n", id, seq,
+			       next[id] - 1);
+		else
+			sh->lost += seq - next[id];
+		next[id] = seq + 1;
+		__atomic_store_n(&sh->read[id], seq, __ATOMIC_RELAXED);
+		count(K_INOTIFY, 1);
+	}
+	return len;
+}
+
+static void inotify_reader(int unused)
+{
+	long next[MAX_WORKERS] = { };
+	struct pollfd pfd;
+	char dir[96];
+	int i, done;
+
+	snprintf(dir, sizeof(dir), "%s/inotify", root);
+	pfd.fd = inotify_init1(IN_NONBLOCK);
+	pfd.events = POLLIN;
+	if (pfd.fd < 0 || inotify_add_watch(pfd.fd, dir, IN_CREATE) < 0) {
+		failed(K_INOTIFY, "inotify on %s: %s\n", dir, strerror(errno));
+		__atomic_store_n(&sh->reader_ready, 1, __ATOMIC_RELEASE);
+		return;
+	}
+	__atomic_store_n(&sh->reader_ready, 1, __ATOMIC_RELEASE);
+	do {
+		done = __atomic_load_n(&sh->writers_done, __ATOMIC_ACQUIRE);
+		poll(&pfd, 1, 100);
+		if (inotify_read(pfd.fd, next) < 0)
+			failed(K_INOTIFY, "read: %s\n", strerror(errno));
+	} while (done < nw);
+	/* Every writer's events were queued before it counted itself done. */
+	while (inotify_read(pfd.fd, next) > 0)
+		;
+	for (i = 0; i < nw; i++) {
+		if (next[i] > sh->written[i])
+			failed(K_INOTIFY, "writer %d: %ld files, an event of file %ld\n",
+			       i, sh->written[i], next[i] - 1);
+		else
+			sh->lost += sh->written[i] - next[i];
+	}
+	if (sh->lost && (!sh->faults || !sh->overflowed))
+		failed(K_INOTIFY, "%ld files without an event, %s IN_Q_OVERFLOW\n",
+		       sh->lost, sh->overflowed ? "with" : "without");
+	close(pfd.fd);
+}
+
+/* ---- ast: a bounded buffer on an ast_mutex ---- */
+
+enum { S_EMPTY, S_MID, S_FULL };
+
+static struct {
+	struct ast_mutex m;
+	long buf[AST_CAP];
+	int head, count;
+	long produced[MAX_WORKERS];
+	unsigned char *seen;
+} bb;
+
+static void bb_put(long item)
+{
+	int s = ast_mutex_lock(&bb.m, AST_MUTEX_STATE_BIT(S_EMPTY) |
+				      AST_MUTEX_STATE_BIT(S_MID));
+
+	if (s < 0) {
+		failed(K_AST, "lock to put: %s\n", strerror(-s));
+		return;
+	}
+	bb.buf[(bb.head + bb.count++) % AST_CAP] = item;
+	s = ast_mutex_unlock(&bb.m, bb.count == AST_CAP ? S_FULL : S_MID);
+	if (s < 0)
+		failed(K_AST, "unlock after put: %s\n", strerror(-s));
+}
+
+static long bb_take(void)
+{
+	int s = ast_mutex_lock(&bb.m, AST_MUTEX_STATE_BIT(S_MID) |
+				      AST_MUTEX_STATE_BIT(S_FULL));
+	long item;
+
+	if (s < 0) {
+		failed(K_AST, "lock to take: %s\n", strerror(-s));
+		return -1;
+	}
+	item = bb.buf[bb.head];
+	bb.head = (bb.head + 1) % AST_CAP;
+	bb.count--;
+	s = ast_mutex_unlock(&bb.m, bb.count ? S_MID : S_EMPTY);
+	if (s < 0)
+		failed(K_AST, "unlock after take: %s\n", strerror(-s));
+	return item;
+}
+
+static void *ast_producer(void *arg)
+{
+	long p = (long)arg, k;
+
+	mark();
+	for (k = 0; !stopping() && k < AST_MAX_ITEMS; k++)
+		bb_put(p * AST_MAX_ITEMS + k);
+	bb.produced[p] = k;
+	return NULL;
+}
+
+/* Items are >= 0; -1 (poison) ends a consumer. */
+static void *ast_consumer(void *arg)
+{
+	long item;
+
+	mark();
+	while ((item = bb_take()) >= 0) {
+		/* One consumer takes each item, under the mutex. */
+		bb.seen[item]++;
+		count(K_AST, 1);
+	}
+	return NULL;
+}
+
+static void ast_process(int unused)
+{
+	pthread_t prod[MAX_WORKERS], cons[MAX_WORKERS];
+	__u32 w = AST_MUTEX_WORD(0);
+	long p, k, bad = 0;
+	int want;
+
+	/* No syscall: ENOSYS; with it, unlocking a free word is EPERM. */
+	if (syscall(__NR_ast_mutex_unlock, &w, 0, AST_MUTEX_PRIVATE) == 0 ||
+	    errno != EPERM) {
+		__atomic_store_n(&sh->skipped[K_AST], 1, __ATOMIC_RELAXED);
+		return;
+	}
+	/* Touched here, so that no marked thread faults its pages in. */
+	bb.seen = malloc(nw * AST_MAX_ITEMS);
+	if (!bb.seen || ast_mutex_init(&bb.m, S_EMPTY, AST_MUTEX_PRIVATE)) {
+		failed(K_AST, "setup failed\n");
+		return;
+	}
+	memset(bb.seen, 0, nw * AST_MAX_ITEMS);
+	for (p = 0; p < nw; p++) {
+		if (pthread_create(&cons[p], NULL, ast_consumer, NULL) ||
+		    pthread_create(&prod[p], NULL, ast_producer, (void *)p))
+			ksft_exit_fail_msg("pthread_create failed\n");
+	}
+	for (p = 0; p < nw; p++)
+		pthread_join(prod[p], NULL);
+	for (p = 0; p < nw; p++)
+		bb_put(-1);
+	for (p = 0; p < nw; p++)
+		pthread_join(cons[p], NULL);
+	for (p = 0; p < nw; p++) {
+		for (k = 0; k < AST_MAX_ITEMS; k++) {
+			want = k < bb.produced[p];
+			if (bb.seen[p * AST_MAX_ITEMS + k] == want || bad++ >= 5)
+				continue;
+			failed(K_AST, "item %ld of producer %ld consumed %d times (%ld produced)\n",
+			       k, p, bb.seen[p * AST_MAX_ITEMS + k], bb.produced[p]);
+		}
+	}
+	if (bb.count)
+		failed(K_AST, "%d items left in the buffer\n", bb.count);
+}
+
+/* ---- ast_fuzz: kills and requeues of ast_mutex waiters (not marked) ---- */
+
+static void fuzz_runner(int unused)
+{
+	int status;
+	pid_t pid;
+
+	while (!stopping()) {
+		pid = fork();
+		if (pid == 0) {
+			int fd = open("/dev/null", O_WRONLY);
+
+			/* Its TAP lines would mix with ours. */
+			dup2(fd, STDOUT_FILENO);
+			execl(fuzz_path, "ast_fuzz", "-d", "4", NULL);
+			_exit(127);
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+			failed(K_FUZZ, "fork/waitpid: %s\n", strerror(errno));
+			return;
+		}
+		if (WIFEXITED(status) && WEXITSTATUS(status) == KSFT_SKIP) {
+			__atomic_store_n(&sh->skipped[K_FUZZ], 1, __ATOMIC_RELAXED);
+			return;
+		}
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != KSFT_PASS)
+			failed(K_FUZZ, "ast_fuzz -d 4: status %#x\n", status);
+		count(K_FUZZ, 1);
+	}
+}
+
+/* ---- list: the OpLog list stress, exactly once ---- */
+
+/* One worker of a run: one read() of list_run, which runs the loop. */
+static void list_reader(int cpu)
+{
+	int fd = open(LIST_RUN, O_RDONLY);
+	char buf[128];
+	cpu_set_t set;
+	ssize_t n;
+
+	if (fd < 0) {
+		failed(K_LIST, "open %s: %s\n", LIST_RUN, strerror(errno));
+		return;
+	}
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	/* A CPU that is offline now: run anywhere. */
+	sched_setaffinity(0, sizeof(set), &set);
+	mark();
+	n = read(fd, buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = 0;
+	if (n <= 0 || !strstr(buf, "ops="))
+		failed(K_LIST, "list_run on CPU %d: %s\n", cpu, n < 0 ? strerror(errno) : buf);
+	close(fd);
+}
+
+static void list_runner(int unused)
+{
+	static const char * const modes[] = { "basic", "global", "local" };
+	char cfg[64], buf[512], *p;
+	pid_t pids[MAX_WORKERS];
+	int i, m, ret;
+
+	for (m = 0; !stopping(); m = (m + 1) % 3) {
+		snprintf(cfg, sizeof(cfg), "%s %d 0 200", modes[m], nw);
+		ret = write_str(LIST_CONFIG, cfg);
+		if (ret) {
+			failed(K_LIST, "list_config \"%s\": %s\n", cfg, strerror(-ret));
+			return;
+		}
+		for (i = 0; i < nw; i++) {
+			fflush(stdout);
+			pids[i] = fork();
+			if (pids[i] == 0) {
+				list_reader(i);
+				_exit(0);
+			}
+		}
+		for (i = 0; i < nw; i++)
+			if (pids[i] > 0)
+				waitpid(pids[i], NULL, 0);
+		ret = read_str(LIST_CHECK, buf, sizeof(buf));
+		if (ret || !strstr(buf, "oplog_list ok")) {
+			failed(K_LIST, "%s\n", ret ? strerror(-ret) : buf);
+			return;
+		}
+		p = strstr(buf, "nomem=");
+		if (p)
+			__atomic_fetch_add(&sh->nomem[K_LIST], strtol(p + 6, NULL, 10),
+					   __ATOMIC_RELAXED);
+		count(K_LIST, 1);
+	}
+}
+
+/* ---- qdo: the QDo and clustered-counter stress ---- */
+
+static void qdo_runner(int unused)
+{
+	char buf[1024];
+	int ret;
+
+	mark();
+	while (!stopping()) {
+		ret = read_str(QDO_STRESS, buf, sizeof(buf));
+		if (ret)
+			call_failed(K_QDO, -ret, "read " QDO_STRESS);
+		else if (!strstr(buf, "qdo_stress ok"))
+			failed(K_QDO, "%s", buf);
+		else
+			count(K_QDO, 1);
+	}
+}
+
+/* ---- the workers ---- */
+
+static pid_t workers[4 * MAX_WORKERS + 8];
+static int nr_workers;
+
+static void spawn(void (*fn)(int), int id)
+{
+	pid_t pid;
+
+	/* Or the child writes what is buffered here once more. */
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
+	if (pid == 0) {
+		fn(id);
+		fflush(stdout);
+		_exit(0);
+	}
+	workers[nr_workers++] = pid;
+}
+
+static void start_workers(void)
+{
+	int i;
+
+	nr_workers = 0;
+	for (i = 0; i < nw; i++) {
+		spawn(stat_worker, i);
+		spawn(fork_worker, i);
+		spawn(inotify_writer, i);
+	}
+	spawn(inotify_reader, 0);
+	spawn(ast_process, 0);
+	if (!access(fuzz_path, X_OK))
+		spawn(fuzz_runner, 0);
+	else
+		sh->skipped[K_FUZZ] = 1;
+	if (!access(LIST_CONFIG, W_OK))
+		spawn(list_runner, 0);
+	else
+		sh->skipped[K_LIST] = 1;
+	if (!access(QDO_STRESS, R_OK))
+		spawn(qdo_runner, 0);
+	else
+		sh->skipped[K_QDO] = 1;
+}
+
+/* Stops the workers; returns how many did not exit cleanly. */
+static int stop_workers(void)
+{
+	int i, status, bad = 0;
+
+	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < nr_workers; i++) {
+		if (waitpid(workers[i], &status, 0) == workers[i] &&
+		    WIFEXITED(status) && !WEXITSTATUS(status))
+			continue;
+		ksft_print_msg("worker %d: status %#x\n", i, status);
+		bad++;
+	}
+	return bad;
+}
+
+static int setup_fs(void)
+{
+	char path[128];
+	int i, fd;
+
+	snprintf(root, sizeof(root), "/tmp/torture.XXXXXX");
+	if (!mkdtemp(root))
+		return -1;
+	if (mount("none", root, "tmpfs", 0, "size=64m"))
+		return -1;
+	snprintf(path, sizeof(path), "%s/stat", root);
+	if (mkdir(path, 0700))
+		return -1;
+	snprintf(path, sizeof(path), "%s/inotify", root);
+	if (mkdir(path, 0700))
+		return -1;
+	for (i = 0; i < NR_NAMES; i++) {
+		name_of(path, sizeof(path), "stat", i);
+		fd = open(path, O_CREAT | O_WRONLY, 0600);
+		if (fd < 0)
+			return -1;
+		close(fd);
+	}
+	return 0;
+}
+
+/* The result lines of every phase: NR_COMMON of them. */
+static void check_common(const char *phase, int bad_exits)
+{
+	char buf[32];
+	long logs = -1, pend;
+	int i;
+
+	/* The dentry OpLog's switch drains every log when turned off. */
+	if (!write_str(DCACHE_SWITCH, "0") && !read_str(DCACHE_LOGS, buf, sizeof(buf)))
+		logs = strtol(buf, NULL, 10);
+	write_str(DCACHE_SWITCH, "1");
+	if (umount(root))
+		failed(K_STAT, "umount %s: %s\n", root, strerror(errno));
+	else
+		rmdir(root);
+	if (logs)
+		failed(K_STAT, "%ld dentry logs left with the switch off\n", logs);
+	ksft_test_result(!sh->errors[K_STAT] && sh->ops[K_STAT] && !bad_exits,
+			 "%s: stat: %ld calls, %ld failed by faults; no dentry log left, tmpfs unmounted\n",
+			 phase, sh->ops[K_STAT], sh->nomem[K_STAT]);
+	ksft_test_result(!sh->errors[K_FORK] && sh->ops[K_FORK],
+			 "%s: fork: %ld children, %ld forks failed by faults\n",
+			 phase, sh->ops[K_FORK], sh->nomem[K_FORK]);
+	ksft_test_result(!sh->errors[K_INOTIFY] && sh->ops[K_INOTIFY],
+			 "%s: inotify: %ld events once each and in order, %ld lost with IN_Q_OVERFLOW\n",
+			 phase, sh->ops[K_INOTIFY], sh->lost);
+	if (sh->skipped[K_AST])
+		ksft_test_result_skip("%s: ast: no ast_mutex syscalls (CONFIG_AST_SYNC)\n",
+				      phase);
+	else
+		ksft_test_result(!sh->errors[K_AST] && !sh->errors[K_FUZZ] &&
+				 sh->ops[K_AST] && (sh->skipped[K_FUZZ] || sh->ops[K_FUZZ]),
+				 "%s: ast: %ld items consumed once each, %ld ast_fuzz runs passed\n",
+				 phase, sh->ops[K_AST], sh->ops[K_FUZZ]);
+	if (sh->skipped[K_LIST])
+		ksft_test_result_skip("%s: list: no %s (CONFIG_TEST_OPLOG)\n", phase,
+				      LIST_CONFIG);
+	else
+		ksft_test_result(!sh->errors[K_LIST] && sh->ops[K_LIST],
+				 "%s: list: %ld OpLog list runs exactly once, %ld elements failed by faults\n",
+				 phase, sh->ops[K_LIST], sh->nomem[K_LIST]);
+	if (sh->skipped[K_QDO])
+		ksft_test_result_skip("%s: qdo: no %s (CONFIG_TEST_QDO)\n", phase, QDO_STRESS);
+	else
+		ksft_test_result(!sh->errors[K_QDO] && sh->ops[K_QDO],
+				 "%s: qdo: %ld QDo stress runs ok, %ld failed by faults\n",
+				 phase, sh->ops[K_QDO], sh->nomem[K_QDO]);
+	for (i = 0; i < 100 && (pend = stat_value(QDO_STATS, "pending")) != 0; i++)
+		usleep(100000);
+	ksft_test_result(pend == 0, "%s: qdo: %ld requests pending at the end\n", phase, pend);
+	ksft_print_msg("totals: phase %s stat %ld fork %ld inotify %ld ast %ld ast_fuzz %ld\n",
+		       phase, sh->ops[K_STAT], sh->ops[K_FORK], sh->ops[K_INOTIFY],
+		       sh->ops[K_AST], sh->ops[K_FUZZ]);
+	ksft_print_msg("totals: phase %s list %ld qdo %ld\n", phase,
+		       sh->ops[K_LIST], sh->ops[K_QDO]);
+}
+
+static void reset_shared(int faults)
+{
+	memset(sh, 0, sizeof(*sh));
+	sh->faults = faults;
+	if (setup_fs())
+		ksft_exit_fail_msg("tmpfs at %s: %s\n", root, strerror(errno));
+}
+
+/* ---- the hotplug phase ---- */
+
+/* Sum of offline_logs over the OpLog types, or -1 if unreadable. */
+static long offline_logs(char *which, size_t size)
+{
+	long n, sum = 0;
+	glob_t g;
+	size_t i;
+
+	if (glob(OPLOG_STATS, 0, NULL, &g) || !g.gl_pathc)
+		return -1;
+	which[0] = 0;
+	for (i = 0; i < g.gl_pathc; i++) {
+		n = stat_value(g.gl_pathv[i], "offline_logs");
+		if (n < 0) {
+			sum = -1;
+			break;
+		}
+		if (n && !which[0])
+			snprintf(which, size, "%s: %ld", g.gl_pathv[i], n);
+		sum += n;
+	}
+	globfree(&g);
+	return sum;
+}
+
+static void shuffle(int *v, int n)
+{
+	int i, j, t;
+
+	for (i = n - 1; i > 0; i--) {
+		j = random() % (i + 1);
+		t = v[i];
+		v[i] = v[j];
+		v[j] = t;
+	}
+}
+
+struct hotplug {
+	int rounds, empty_rounds, offlines, stuck_offline;
+	int log_checks, log_fails;
+};
+
+static void hotplug_round(int ncpus, int delay_ms, struct hotplug *h)
+{
+	int order[512], i, n = 0, downs = 0;
+	char which[256];
+	long logs;
+
+	for (i = 1; i < ncpus && n < (int)ARRAY_SIZE(order); i++)
+		order[n++] = i;
+	shuffle(order, n);
+	for (i = 0; i < n; i++) {
+		if (set_online(order[i], 0))
+			continue;
+		downs++;
+		h->offlines++;
+		logs = offline_logs(which, sizeof(which));
+		h->log_checks++;
+		if (logs && h->log_fails++ < 5)
+			ksft_print_msg("CPU %d offline: %s\n", order[i],
+				       logs < 0 ? "no offline_logs in " OPLOG_STATS : which);
+		usleep(delay_ms * 1000);
+	}
+	shuffle(order, n);
+	for (i = 0; i < n; i++) {
+		if (set_online(order[i], 1) && set_online(order[i], 1)) {
+			ksft_print_msg("CPU %d does not come back online\n", order[i]);
+			h->stuck_offline++;
+		}
+		usleep(delay_ms * 1000);
+	}
+	h->rounds++;
+	if (!downs)
+		h->empty_rounds++;
+}
+
+static int phase_hotplug(int ncpus, int rounds, int delay_ms)
+{
+	struct hotplug h = { };
+	int bad;
+
+	reset_shared(0);
+	start_workers();
+	sleep(1);
+	while (h.rounds < rounds)
+		hotplug_round(ncpus, delay_ms, &h);
+	sleep(1);
+	bad = stop_workers();
+	ksft_print_msg("totals: phase hotplug rounds %d offlines %d\n", h.rounds, h.offlines);
+	ksft_test_result(!h.empty_rounds && !h.stuck_offline,
+			 "hotplug: %d rounds, %d offlines, %d rounds without one, %d CPUs stuck offline\n",
+			 h.rounds, h.offlines, h.empty_rounds, h.stuck_offline);
+	ksft_test_result(h.log_checks && !h.log_fails,
+			 "hotplug: no OpLog log held by an offline CPU (%d checks)\n",
+			 h.log_checks);
+	check_common("hotplug", bad);
+	return h.rounds;
+}
+
+/* ---- the faults phase ---- */
+
+static bool faults_available(void)
+{
+	return !access(FAILSLAB "/task-filter", W_OK) &&
+	       !access(FAIL_PAGE "/task-filter", W_OK);
+}
+
+/* Arms (@percent > 0) or disarms both attributes; 0 or -errno. */
+static int faults_set(int percent)
+{
+	static const char * const dirs[] = { FAILSLAB, FAIL_PAGE };
+	char val[16], times[16];
+	unsigned int i;
+	int ret = 0;
+
+	snprintf(val, sizeof(val), "%d", percent);
+	snprintf(times, sizeof(times), "%d", FAULT_TIMES);
+	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
+		if (!percent) {
+			ret |= write_attr(dirs[i], "probability", "0");
+			continue;
+		}
+		ret |= write_attr(dirs[i], "task-filter", "Y");
+		ret |= write_attr(dirs[i], "verbose", "0");
+		ret |= write_attr(dirs[i], "interval", "1");
+		ret |= write_attr(dirs[i], "space", "0");
+		ret |= write_attr(dirs[i], "times", times);
+		/* Sleeping slab allocations fail too; page ones only atomic. */
+		ret |= write_attr(dirs[i], "ignore-gfp-wait", i ? "Y" : "N");
+		ret |= write_attr(dirs[i], "probability", val);
+	}
+	return ret;
+}
+
+static long faults_injected(const char *dir)
+{
+	char path[128], buf[32];
+
+	snprintf(path, sizeof(path), "%s/times", dir);
+	if (read_str(path, buf, sizeof(buf)))
+		return -1;
+	return FAULT_TIMES - strtol(buf, NULL, 10);
+}
+
+/*
+ * CPU 1 brought online by a marked task: the CPU comes up, or the write
+ * fails with ENOMEM and the CPU stays offline (the hotplug state machine
+ * rolled back: QDo's daemon and masks, the clustered objects' and OpLog's
+ * callbacks).  Returns the number of wrong outcomes.
+ */
+static int marked_onlines(int *up, int *refused)
+{
+	int i, bad = 0, status, ret;
+	pid_t pid;
+
+	for (i = 0; i < ONLINE_TRIES; i++) {
+		if (is_online(1) && set_online(1, 0)) {
+			ksft_print_msg("CPU 1 does not go offline\n");
+			return bad + 1;
+		}
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0) {
+			sh->faults = 1;
+			mark();
+			ret = set_online(1, 1);
+			_exit(-ret & 0xff);
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) {
+			bad++;
+			continue;
+		}
+		if (!WEXITSTATUS(status)) {
+			(*up)++;
+			if (is_online(1) != 1) {
+				ksft_print_msg("online succeeded, CPU 1 offline\n");
+				bad++;
+			}
+		} else if (WEXITSTATUS(status) == ENOMEM && is_online(1) == 0) {
+			(*refused)++;
+		} else {
+			ksft_print_msg("marked online: %s, CPU 1 %s\n",
+				       strerror(WEXITSTATUS(status)),
+				       is_online(1) ? "online" : "offline");
+			bad++;
+		}
+	}
+	if (set_online(1, 1) && is_online(1) != 1) {
+		ksft_print_msg("CPU 1 does not come back online: %s\n", strerror(errno));
+		bad++;
+	}
+	return bad;
+}
+
+static void phase_faults(int percent, int seconds)
+{
+	long slab, page;
+	int bad, up = 0, refused = 0, online_bad;
+
+	if (!faults_available()) {
+		for (bad = 0; bad < NR_COMMON + 2; bad++)
+			ksft_test_result_skip(NO_FAULTS "\n");
+		return;
+	}
+	reset_shared(1);
+	if (faults_set(percent))
+		ksft_exit_fail_msg("arming %s and %s failed\n", FAILSLAB, FAIL_PAGE);
+	start_workers();
+	sleep(seconds);
+	bad = stop_workers();
+	online_bad = marked_onlines(&up, &refused);
+	slab = faults_injected(FAILSLAB);
+	page = faults_injected(FAIL_PAGE);
+	faults_set(0);
+	ksft_print_msg("totals: phase faults failslab %ld fail_page_alloc %ld\n", slab, page);
+	ksft_test_result(slab > 0 && page > 0,
+			 "faults: %ld slab and %ld page allocations failed at %d%%\n",
+			 slab, page, percent);
+	ksft_test_result(!online_bad,
+			 "faults: CPU 1 online with allocations failing: %d up, %d refused with ENOMEM\n",
+			 up, refused);
+	sh->faults = 0;
+	check_common("faults", bad);
+}
+
+/* ---- main ---- */
+
+static long now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+static void print_usage(const char *prog)
+{
+	fprintf(stderr, "%s [-p hotplug|faults] [-r rounds] [-f seconds] [-P percent]\n"
+		"\t[-t seconds] [-d delay_ms] [-s seed]\n", prog);
+	exit(KSFT_FAIL);
+}
+
+int main(int argc, char **argv)
+{
+	int ncpus = sysconf(_SC_NPROCESSORS_CONF), c, plan, passes = 0;
+	int rounds = 8, fault_s = 8, percent = 10, seconds = 0, delay_ms = 10;
+	char old_dcache[16] = "", old_inotify[16] = "", old_maxq[32] = "";
+	unsigned int seed = time(NULL);
+	const char *only = NULL;
+	char *slash;
+	long t0;
+
+	while ((c = getopt(argc, argv, "p:r:f:P:t:d:s:")) != -1) {
+		switch (c) {
+		case 'p':
+			only = optarg;
+			break;
+		case 'r':
+			rounds = atoi(optarg);
+			break;
+		case 'f':
+			fault_s = atoi(optarg);
+			break;
+		case 'P':
+			percent = atoi(optarg);
+			break;
+		case 't':
+			seconds = atoi(optarg);
+			break;
+		case 'd':
+			delay_ms = atoi(optarg);
+			break;
+		case 's':
+			seed = strtoul(optarg, NULL, 0);
+			break;
+		default:
+			print_usage(argv[0]);
+		}
+	}
+	if (rounds < 1 || fault_s < 1 || percent < 1 || percent > 100 || seconds < 0 ||
+	    delay_ms < 0 || (only && strcmp(only, "hotplug") && strcmp(only, "faults")))
+		print_usage(argv[0]);
+	ksft_print_header();
+	if (geteuid())
+		ksft_exit_skip("needs root\n");
+	if (ncpus < 2 || access("/sys/devices/system/cpu/cpu1/online", W_OK))
+		ksft_exit_skip("needs a second CPU that can go offline (CONFIG_HOTPLUG_CPU)\n");
+	if (access(QDO_STATS, R_OK))
+		ksft_exit_skip("%s missing (CONFIG_QDO, debugfs)\n", QDO_STATS);
+	ksft_print_msg("seed %u\n", seed);
+	srandom(seed);
+	nw = sysconf(_SC_NPROCESSORS_ONLN);
+	nw = nw < 1 ? 1 : nw > MAX_WORKERS ? MAX_WORKERS : nw;
+
+	/* ast_fuzz is built next to this program. */
+	if (readlink("/proc/self/exe", fuzz_path, sizeof(fuzz_path) - 16) > 0) {
+		slash = strrchr(fuzz_path, '/');
+		if (slash)
+			snprintf(slash + 1, 16, "ast_fuzz");
+	}
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	read_str(DCACHE_SWITCH, old_dcache, sizeof(old_dcache));
+	read_str(INOTIFY_SWITCH, old_inotify, sizeof(old_inotify));
+	read_str(MAX_QUEUED, old_maxq, sizeof(old_maxq));
+	write_str(DCACHE_SWITCH, "1");
+	write_str(INOTIFY_SWITCH, "1");
+	/* Read by inotify_init1(): room for every event of a phase. */
+	write_str(MAX_QUEUED, "1048576");
+
+	/* With -t the number of passes is not known in advance. */
+	plan = (!only || !strcmp(only, "hotplug")) * (NR_COMMON + 2) +
+	       (!only || !strcmp(only, "faults")) * (NR_COMMON + 2);
+	if (!seconds)
+		ksft_set_plan(plan);
+	t0 = now_s();
+	do {
+		if (!only || !strcmp(only, "hotplug"))
+			phase_hotplug(ncpus, rounds, delay_ms);
+		if (!only || !strcmp(only, "faults"))
+			phase_faults(percent, fault_s);
+		passes++;
+	} while (now_s() - t0 < seconds);
+	ksft_print_msg("totals: passes %d seconds %ld\n", passes, now_s() - t0);
+	if (seconds)
+		ksft_set_plan(ksft_test_num());
+
+	write_str(DCACHE_SWITCH, old_dcache[0] ? old_dcache : "0");
+	if (old_inotify[0])
+		write_str(INOTIFY_SWITCH, old_inotify);
+	if (old_maxq[0])
+		write_str(MAX_QUEUED, old_maxq);
+	ksft_finished();
+}
