@@ -1363,10 +1363,11 @@ static unsigned int oplog_cpu_nr_logs(struct oplog_type *type, unsigned int cpu)
  */
 static int oplog_cpu_dead(unsigned int cpu)
 {
+	unsigned long passes = 0;
 	struct oplog_type *type;
 	bool left;
 
-	for (;;) {
+	for (;; passes++) {
 		left = false;
 		mutex_lock(&oplog_types_lock);
 		list_for_each_entry(type, &oplog_types, list) {
@@ -1376,6 +1377,10 @@ static int oplog_cpu_dead(unsigned int cpu)
 		mutex_unlock(&oplog_types_lock);
 		if (!left)
 			return 0;
+		/* An object lock held for seconds: say who waits, once. */
+		if (passes == 10000)
+			pr_warn("CPU %u: offline, still holding logs of busy objects\n",
+				cpu);
 		usleep_range(100, 200);
 	}
 }

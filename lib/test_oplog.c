@@ -248,9 +248,9 @@ static void lb_calibrate(void)
 
 /*
  * One operation of the benchmark; false if OpLog refused it.  An iteration
- * whose element cannot be allocated (fault injection: the kselftest
- * fault_torture) is counted and skipped, so that the run goes on with the
- * OpLog's own allocations failing too.
+ * whose element cannot be allocated (fault injection: the faults phase
+ * of the kselftest torture) is counted and skipped, so that the run goes
+ * on with the OpLog's own allocations failing too.
  */
 static bool lb_iteration(enum lb_mode mode)
 {

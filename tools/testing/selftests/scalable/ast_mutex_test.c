@@ -441,6 +441,7 @@ enum {
 	ST_SCANNED, NR_ST
 };
 
+/* 0; -ENOENT without the file; -EINVAL if a counter is missing. */
 static int read_ast_stats(unsigned long long *v)
 {
 	static const char *const names[NR_ST] = {
@@ -454,7 +455,7 @@ static int read_ast_stats(unsigned long long *v)
 
 	f = fopen(AST_STATS, "re");
 	if (!f)
-		return -1;
+		return -ENOENT;
 	while (fscanf(f, "%31s %llu", name, &x) == 2)
 		for (i = 0; i < NR_ST; i++)
 			if (!strcmp(name, names[i])) {
@@ -462,7 +463,7 @@ static int read_ast_stats(unsigned long long *v)
 				found++;
 			}
 	fclose(f);
-	return found == NR_ST ? 0 : -1;
+	return found == NR_ST ? 0 : -EINVAL;
 }
 
 TEST(debugfs_stats)
@@ -472,23 +473,27 @@ TEST(debugfs_stats)
 	unsigned long long a[NR_ST], b[NR_ST];
 	struct ast_mutex m;
 	pthread_t th;
+	int ret;
 
 	if (!ast_supported())
 		SKIP(return, "ast_mutex syscalls not supported");
-	if (read_ast_stats(a))
+	ret = read_ast_stats(a);
+	if (ret == -ENOENT)
 		SKIP(return, "no %s (debugfs not mounted?)", AST_STATS);
+	ASSERT_EQ(0, ret);
 	ASSERT_EQ(0, ast_mutex_init(&m, 0, AST_MUTEX_PRIVATE));
 	ASSERT_EQ(0, ast_mutex_lock(&m, BIT(0)));
 	w1.m = &m;
 	start_waiter(_metadata, &th, &w1);
-	EXPECT_EQ(1, ast_sys_unlock(&m.word, 1, AST_MUTEX_PRIVATE |
+	/* A failed unlock leaves the waiter asleep: no pthread_join(). */
+	ASSERT_EQ(1, ast_sys_unlock(&m.word, 1, AST_MUTEX_PRIVATE |
 				    AST_MUTEX_HANDOFF));
 	pthread_join(th, NULL);
 	EXPECT_EQ(1, w1.got);
 	ASSERT_EQ(2, ast_mutex_lock(&m, BIT(2)));
 	w2.m = &m;
 	start_waiter(_metadata, &th, &w2);
-	EXPECT_EQ(1, ast_sys_unlock(&m.word, 3, AST_MUTEX_PRIVATE |
+	ASSERT_EQ(1, ast_sys_unlock(&m.word, 3, AST_MUTEX_PRIVATE |
 				    AST_MUTEX_WAKE_ONLY));
 	pthread_join(th, NULL);
 	EXPECT_EQ(3, w2.got);

@@ -46,8 +46,9 @@
  * Checked, in each phase:
  *   - stat: every call succeeded, or (faults) failed with ENOMEM, EAGAIN
  *     or (a tmpfs inode) ENOSPC; afterwards turning the dentry OpLog off
- *     leaves no log, and
- *     the tmpfs unmounts (a dentry reference left behind is EBUSY);
+ *     leaves no log, and the tmpfs unmounts (a dentry reference left
+ *     behind does not make umount() fail: the kernel's umount check
+ *     prints "BUG: Dentry ... still in use", a splat that fails the boot);
  *   - fork: every child's exit status came back;
  *   - inotify: each writer's files were reported once each and in the
  *     writer's order; a file is missing only where the reader also got
@@ -65,6 +66,11 @@
  * log of an offline CPU ("offline_logs" of /sys/kernel/debug/oplog/<type>/
  * stats); in the faults phase, that faults were injected (the "times"
  * counters of both attributes went down).
+ *
+ * A worker that does not exit within STOP_TIMEOUT_S of the end is killed
+ * with its process group and fails its kind's line, as does one that
+ * exits with an error; the inotify reader gives up 30 s after the end if
+ * a writer never finished.
  *
  * The "totals:" lines give the operations of each kind, rounds, offlines
  * and faults injected (make soak sums them).  Needs root, debugfs,
@@ -105,6 +111,8 @@
 #define INOTIFY_AHEAD	16384		/* events a writer may be ahead */
 #define FAULT_TIMES	1000000		/* "times" of both fault attributes */
 #define ONLINE_TRIES	8
+#define STOP_TIMEOUT_S	120		/* workers must exit within this */
+#define MAX_CPUS	512
 #define QDO_STATS	"/sys/kernel/debug/qdo/stats"
 #define QDO_STRESS	"/sys/kernel/debug/qdo_test/stress"
 #define OPLOG_STATS	"/sys/kernel/debug/oplog/*/stats"
@@ -232,7 +240,9 @@ static int write_attr(const char *dir, const char *name, const char *val)
 /* The number after "@key " at the start of a line of @path, or -1. */
 static long stat_value(const char *path, const char *key)
 {
-	char buf[8192], pat[64];
+	/* qdo/stats has a line per possible CPU before its totals. */
+	static char buf[1 << 16];
+	char pat[64];
 	char *p;
 
 	buf[0] = '\n';
@@ -262,8 +272,17 @@ static int is_online(int cpu)
 /* This thread's allocations fail at random from now on, in the faults phase. */
 static void mark(void)
 {
-	if (sh->faults && write_str("/proc/thread-self/make-it-fail", "1"))
-		ksft_exit_fail_msg("make-it-fail: %s\n", strerror(errno));
+	int ret;
+
+	if (!sh->faults)
+		return;
+	ret = write_str("/proc/thread-self/make-it-fail", "1");
+	if (ret) {
+		/* A worker: its own exit status, no TAP line of its own. */
+		printf("# make-it-fail: %s\n", strerror(-ret));
+		fflush(stdout);
+		_exit(1);
+	}
 }
 
 static void name_of(char *buf, size_t size, const char *dir, int i)
@@ -276,9 +295,9 @@ static void name_of(char *buf, size_t size, const char *dir, int i)
 static void stat_worker(int id)
 {
 	char path[NR_NAMES][128], priv[128];
+	int i, fd, err;
 	struct stat st;
 	long n;
-	int i, fd;
 
 	for (i = 0; i < NR_NAMES; i++)
 		name_of(path[i], sizeof(path[i]), "stat", i);
@@ -301,9 +320,9 @@ static void stat_worker(int id)
 			else
 				close(fd);
 			/* A create that failed may have left the file. */
-			while (unlink(priv) && errno != ENOENT) {
-				call_failed(K_STAT, errno, "unlink");
-				if (!nomem_errno(errno))
+			while (unlink(priv) && (err = errno) != ENOENT) {
+				call_failed(K_STAT, err, "unlink");
+				if (!nomem_errno(err))
 					break;
 			}
 		}
@@ -349,7 +368,7 @@ static void inotify_writer(int id)
 {
 	char path[128];
 	long seq = 0;
-	int fd;
+	int fd, err;
 
 	while (!__atomic_load_n(&sh->reader_ready, __ATOMIC_ACQUIRE))
 		usleep(1000);
@@ -367,8 +386,9 @@ static void inotify_writer(int id)
 		}
 		close(fd);
 		while (unlink(path)) {
-			call_failed(K_INOTIFY, errno, "unlink");
-			if (!nomem_errno(errno))
+			err = errno;
+			call_failed(K_INOTIFY, err, "unlink");
+			if (!nomem_errno(err))
 				break;
 		}
 		seq++;
@@ -423,9 +443,9 @@ static long inotify_read(int fd, long *next)
 static void inotify_reader(int unused)
 {
 	long next[MAX_WORKERS] = { };
+	int i, done, late = 0;
 	struct pollfd pfd;
 	char dir[96];
-	int i, done;
 
 	snprintf(dir, sizeof(dir), "%s/inotify", root);
 	pfd.fd = inotify_init1(IN_NONBLOCK);
@@ -441,6 +461,11 @@ static void inotify_reader(int unused)
 		poll(&pfd, 1, 100);
 		if (inotify_read(pfd.fd, next) < 0)
 			failed(K_INOTIFY, "read: %s\n", strerror(errno));
+		/* A writer that died never counts itself done: 30 s at most. */
+		if (stopping() && ++late > 300) {
+			failed(K_INOTIFY, "%d of %d writers did not finish\n", nw - done, nw);
+			break;
+		}
 	} while (done < nw);
 	/* Every writer's events were queued before it counted itself done. */
 	while (inotify_read(pfd.fd, next) > 0)
@@ -470,19 +495,28 @@ static struct {
 	unsigned char *seen;
 } bb;
 
+/*
+ * A failed lock or unlock leaves the buffer's protocol broken (a consumer
+ * without its poison item, a mutex held for ever): the whole ast process
+ * ends at once, with its failure counted.
+ */
+static void bb_broken(const char *what, int err)
+{
+	failed(K_AST, "%s: %s\n", what, strerror(err));
+	_exit(1);
+}
+
 static void bb_put(long item)
 {
 	int s = ast_mutex_lock(&bb.m, AST_MUTEX_STATE_BIT(S_EMPTY) |
 				      AST_MUTEX_STATE_BIT(S_MID));
 
-	if (s < 0) {
-		failed(K_AST, "lock to put: %s\n", strerror(-s));
-		return;
-	}
+	if (s < 0)
+		bb_broken("lock to put", -s);
 	bb.buf[(bb.head + bb.count++) % AST_CAP] = item;
 	s = ast_mutex_unlock(&bb.m, bb.count == AST_CAP ? S_FULL : S_MID);
 	if (s < 0)
-		failed(K_AST, "unlock after put: %s\n", strerror(-s));
+		bb_broken("unlock after put", -s);
 }
 
 static long bb_take(void)
@@ -491,16 +525,14 @@ static long bb_take(void)
 				      AST_MUTEX_STATE_BIT(S_FULL));
 	long item;
 
-	if (s < 0) {
-		failed(K_AST, "lock to take: %s\n", strerror(-s));
-		return -1;
-	}
+	if (s < 0)
+		bb_broken("lock to take", -s);
 	item = bb.buf[bb.head];
 	bb.head = (bb.head + 1) % AST_CAP;
 	bb.count--;
 	s = ast_mutex_unlock(&bb.m, bb.count ? S_MID : S_EMPTY);
 	if (s < 0)
-		failed(K_AST, "unlock after take: %s\n", strerror(-s));
+		bb_broken("unlock after take", -s);
 	return item;
 }
 
@@ -522,6 +554,8 @@ static void *ast_consumer(void *arg)
 
 	mark();
 	while ((item = bb_take()) >= 0) {
+		if (item >= nw * AST_MAX_ITEMS)
+			bb_broken("item out of range", ERANGE);
 		/* One consumer takes each item, under the mutex. */
 		bb.seen[item]++;
 		count(K_AST, 1);
@@ -536,7 +570,10 @@ static void ast_process(int unused)
 	long p, k, bad = 0;
 	int want;
 
-	/* No syscall: ENOSYS; with it, unlocking a free word is EPERM. */
+	/*
+	 * With the syscall, unlocking a free word is EPERM (as ast_mutex_test's
+	 * probe; that test fails on any other answer).
+	 */
 	if (syscall(__NR_ast_mutex_unlock, &w, 0, AST_MUTEX_PRIVATE) == 0 ||
 	    errno != EPERM) {
 		__atomic_store_n(&sh->skipped[K_AST], 1, __ATOMIC_RELAXED);
@@ -552,7 +589,7 @@ static void ast_process(int unused)
 	for (p = 0; p < nw; p++) {
 		if (pthread_create(&cons[p], NULL, ast_consumer, NULL) ||
 		    pthread_create(&prod[p], NULL, ast_producer, (void *)p))
-			ksft_exit_fail_msg("pthread_create failed\n");
+			bb_broken("pthread_create", EAGAIN);
 	}
 	for (p = 0; p < nw; p++)
 		pthread_join(prod[p], NULL);
@@ -689,10 +726,15 @@ static void qdo_runner(int unused)
 
 /* ---- the workers ---- */
 
-static pid_t workers[4 * MAX_WORKERS + 8];
+static struct {
+	pid_t pid;
+	enum kind kind;
+	int id;
+} workers[4 * MAX_WORKERS + 8];
 static int nr_workers;
 
-static void spawn(void (*fn)(int), int id)
+/* A worker of @kind, in a process group of its own (see stop_workers()). */
+static void spawn(void (*fn)(int), enum kind kind, int id)
 {
 	pid_t pid;
 
@@ -702,11 +744,14 @@ static void spawn(void (*fn)(int), int id)
 	if (pid < 0)
 		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
 	if (pid == 0) {
+		setpgid(0, 0);
 		fn(id);
 		fflush(stdout);
 		_exit(0);
 	}
-	workers[nr_workers++] = pid;
+	workers[nr_workers].pid = pid;
+	workers[nr_workers].kind = kind;
+	workers[nr_workers++].id = id;
 }
 
 static void start_workers(void)
@@ -715,40 +760,70 @@ static void start_workers(void)
 
 	nr_workers = 0;
 	for (i = 0; i < nw; i++) {
-		spawn(stat_worker, i);
-		spawn(fork_worker, i);
-		spawn(inotify_writer, i);
+		spawn(stat_worker, K_STAT, i);
+		spawn(fork_worker, K_FORK, i);
+		spawn(inotify_writer, K_INOTIFY, i);
 	}
-	spawn(inotify_reader, 0);
-	spawn(ast_process, 0);
+	spawn(inotify_reader, K_INOTIFY, nw);
+	spawn(ast_process, K_AST, 0);
 	if (!access(fuzz_path, X_OK))
-		spawn(fuzz_runner, 0);
+		spawn(fuzz_runner, K_FUZZ, 0);
 	else
 		sh->skipped[K_FUZZ] = 1;
 	if (!access(LIST_CONFIG, W_OK))
-		spawn(list_runner, 0);
+		spawn(list_runner, K_LIST, 0);
 	else
 		sh->skipped[K_LIST] = 1;
 	if (!access(QDO_STRESS, R_OK))
-		spawn(qdo_runner, 0);
+		spawn(qdo_runner, K_QDO, 0);
 	else
 		sh->skipped[K_QDO] = 1;
 }
 
-/* Stops the workers; returns how many did not exit cleanly. */
-static int stop_workers(void)
+/*
+ * Stops the workers and waits STOP_TIMEOUT_S for them; a worker still
+ * there then is killed with its process group (its children: ast_fuzz,
+ * list readers, forks).  A worker that did not exit with 0 counts as a
+ * failure of its kind.
+ */
+static void stop_workers(void)
 {
-	int i, status, bad = 0;
+	int i, left, status, waited = 0;
+	pid_t pid;
 
 	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
-	for (i = 0; i < nr_workers; i++) {
-		if (waitpid(workers[i], &status, 0) == workers[i] &&
-		    WIFEXITED(status) && !WEXITSTATUS(status))
+	for (left = nr_workers; left; ) {
+		pid = waitpid(-1, &status, WNOHANG);
+		if (pid < 0)
+			break;
+		if (!pid) {
+			if (waited++ < STOP_TIMEOUT_S * 10) {
+				usleep(100000);
+				continue;
+			}
+			for (i = 0; i < nr_workers; i++) {
+				if (!workers[i].pid)
+					continue;
+				ksft_print_msg("%s worker %d still running after %d s: killed\n",
+					       kind_names[workers[i].kind], workers[i].id,
+					       STOP_TIMEOUT_S);
+				kill(-workers[i].pid, SIGKILL);
+			}
+			waited = 0;
 			continue;
-		ksft_print_msg("worker %d: status %#x\n", i, status);
-		bad++;
+		}
+		for (i = 0; i < nr_workers && workers[i].pid != pid; i++)
+			;
+		if (i == nr_workers)
+			continue;	/* not a worker */
+		workers[i].pid = 0;
+		left--;
+		if (WIFEXITED(status) && !WEXITSTATUS(status))
+			continue;
+		failed(workers[i].kind, "worker %d: %s %d\n", workers[i].id,
+		       WIFEXITED(status) ? "exit" : "signal",
+		       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 	}
-	return bad;
 }
 
 static int setup_fs(void)
@@ -778,7 +853,7 @@ static int setup_fs(void)
 }
 
 /* The result lines of every phase: NR_COMMON of them. */
-static void check_common(const char *phase, int bad_exits)
+static void check_common(const char *phase)
 {
 	char buf[32];
 	long logs = -1, pend;
@@ -794,7 +869,7 @@ static void check_common(const char *phase, int bad_exits)
 		rmdir(root);
 	if (logs)
 		failed(K_STAT, "%ld dentry logs left with the switch off\n", logs);
-	ksft_test_result(!sh->errors[K_STAT] && sh->ops[K_STAT] && !bad_exits,
+	ksft_test_result(!sh->errors[K_STAT] && sh->ops[K_STAT],
 			 "%s: stat: %ld calls, %ld failed by faults; no dentry log left, tmpfs unmounted\n",
 			 phase, sh->ops[K_STAT], sh->nomem[K_STAT]);
 	ksft_test_result(!sh->errors[K_FORK] && sh->ops[K_FORK],
@@ -885,14 +960,25 @@ struct hotplug {
 	int log_checks, log_fails;
 };
 
-static void hotplug_round(int ncpus, int delay_ms, struct hotplug *h)
+/* The CPUs but 0 that were online at the start: the ones this test moves. */
+static int hp_cpus[MAX_CPUS], nr_hp;
+
+static void find_hotplug_cpus(int ncpus)
 {
-	int order[512], i, n = 0, downs = 0;
+	int cpu;
+
+	for (cpu = 1; cpu < ncpus && nr_hp < MAX_CPUS; cpu++)
+		if (is_online(cpu) == 1)
+			hp_cpus[nr_hp++] = cpu;
+}
+
+static void hotplug_round(int delay_ms, struct hotplug *h)
+{
+	int order[MAX_CPUS], i, n = nr_hp, downs = 0;
 	char which[256];
 	long logs;
 
-	for (i = 1; i < ncpus && n < (int)ARRAY_SIZE(order); i++)
-		order[n++] = i;
+	memcpy(order, hp_cpus, n * sizeof(order[0]));
 	shuffle(order, n);
 	for (i = 0; i < n; i++) {
 		if (set_online(order[i], 0))
@@ -919,18 +1005,17 @@ static void hotplug_round(int ncpus, int delay_ms, struct hotplug *h)
 		h->empty_rounds++;
 }
 
-static int phase_hotplug(int ncpus, int rounds, int delay_ms)
+static int phase_hotplug(int rounds, int delay_ms)
 {
 	struct hotplug h = { };
-	int bad;
 
 	reset_shared(0);
 	start_workers();
 	sleep(1);
 	while (h.rounds < rounds)
-		hotplug_round(ncpus, delay_ms, &h);
+		hotplug_round(delay_ms, &h);
 	sleep(1);
-	bad = stop_workers();
+	stop_workers();
 	ksft_print_msg("totals: phase hotplug rounds %d offlines %d\n", h.rounds, h.offlines);
 	ksft_test_result(!h.empty_rounds && !h.stuck_offline,
 			 "hotplug: %d rounds, %d offlines, %d rounds without one, %d CPUs stuck offline\n",
@@ -938,7 +1023,7 @@ static int phase_hotplug(int ncpus, int rounds, int delay_ms)
 	ksft_test_result(h.log_checks && !h.log_fails,
 			 "hotplug: no OpLog log held by an offline CPU (%d checks)\n",
 			 h.log_checks);
-	check_common("hotplug", bad);
+	check_common("hotplug");
 	return h.rounds;
 }
 
@@ -972,6 +1057,11 @@ static int faults_set(int percent)
 		ret |= write_attr(dirs[i], "times", times);
 		/* Sleeping slab allocations fail too; page ones only atomic. */
 		ret |= write_attr(dirs[i], "ignore-gfp-wait", i ? "Y" : "N");
+		/* fail_page_alloc's defaults spare order 0 and highmem. */
+		if (i) {
+			ret |= write_attr(dirs[i], "min-order", "0");
+			ret |= write_attr(dirs[i], "ignore-gfp-highmem", "N");
+		}
 		ret |= write_attr(dirs[i], "probability", val);
 	}
 	return ret;
@@ -988,19 +1078,19 @@ static long faults_injected(const char *dir)
 }
 
 /*
- * CPU 1 brought online by a marked task: the CPU comes up, or the write
- * fails with ENOMEM and the CPU stays offline (the hotplug state machine
- * rolled back: QDo's daemon and masks, the clustered objects' and OpLog's
- * callbacks).  Returns the number of wrong outcomes.
+ * A CPU brought online by a marked task: it comes up, or the write fails
+ * with ENOMEM and the CPU stays offline (the hotplug state machine rolled
+ * back: QDo's daemon and masks, the clustered objects' and OpLog's
+ * callbacks).  Returns the number of wrong outcomes, each printed.
  */
-static int marked_onlines(int *up, int *refused)
+static int marked_onlines(int cpu, int *up, int *refused)
 {
-	int i, bad = 0, status, ret;
+	int i, bad = 0, status, ret, on;
 	pid_t pid;
 
 	for (i = 0; i < ONLINE_TRIES; i++) {
-		if (is_online(1) && set_online(1, 0)) {
-			ksft_print_msg("CPU 1 does not go offline\n");
+		if (is_online(cpu) && set_online(cpu, 0)) {
+			ksft_print_msg("CPU %d does not go offline\n", cpu);
 			return bad + 1;
 		}
 		fflush(stdout);
@@ -1008,30 +1098,37 @@ static int marked_onlines(int *up, int *refused)
 		if (pid == 0) {
 			sh->faults = 1;
 			mark();
-			ret = set_online(1, 1);
+			ret = set_online(cpu, 1);
+			/* The errno, 0 .. 255, as the exit status. */
 			_exit(-ret & 0xff);
 		}
-		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) {
+		if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+			ksft_print_msg("marked online: fork/waitpid: %s\n", strerror(errno));
 			bad++;
 			continue;
 		}
-		if (!WEXITSTATUS(status)) {
+		on = is_online(cpu);
+		if (!WIFEXITED(status)) {
+			ksft_print_msg("marked online: child status %#x\n", status);
+			bad++;
+		} else if (!WEXITSTATUS(status)) {
 			(*up)++;
-			if (is_online(1) != 1) {
-				ksft_print_msg("online succeeded, CPU 1 offline\n");
+			if (on != 1) {
+				ksft_print_msg("online succeeded, CPU %d offline\n", cpu);
 				bad++;
 			}
-		} else if (WEXITSTATUS(status) == ENOMEM && is_online(1) == 0) {
+		} else if (WEXITSTATUS(status) == ENOMEM && on == 0) {
 			(*refused)++;
 		} else {
-			ksft_print_msg("marked online: %s, CPU 1 %s\n",
-				       strerror(WEXITSTATUS(status)),
-				       is_online(1) ? "online" : "offline");
+			ksft_print_msg("marked online: %s, CPU %d %s\n",
+				       strerror(WEXITSTATUS(status)), cpu,
+				       on ? "online" : "offline");
 			bad++;
 		}
 	}
-	if (set_online(1, 1) && is_online(1) != 1) {
-		ksft_print_msg("CPU 1 does not come back online: %s\n", strerror(errno));
+	ret = set_online(cpu, 1);
+	if (is_online(cpu) != 1) {
+		ksft_print_msg("CPU %d does not come back online: %s\n", cpu, strerror(-ret));
 		bad++;
 	}
 	return bad;
@@ -1039,11 +1136,11 @@ static int marked_onlines(int *up, int *refused)
 
 static void phase_faults(int percent, int seconds)
 {
+	int i, up = 0, refused = 0, online_bad;
 	long slab, page;
-	int bad, up = 0, refused = 0, online_bad;
 
 	if (!faults_available()) {
-		for (bad = 0; bad < NR_COMMON + 2; bad++)
+		for (i = 0; i < NR_COMMON + 2; i++)
 			ksft_test_result_skip(NO_FAULTS "\n");
 		return;
 	}
@@ -1052,8 +1149,8 @@ static void phase_faults(int percent, int seconds)
 		ksft_exit_fail_msg("arming %s and %s failed\n", FAILSLAB, FAIL_PAGE);
 	start_workers();
 	sleep(seconds);
-	bad = stop_workers();
-	online_bad = marked_onlines(&up, &refused);
+	stop_workers();
+	online_bad = marked_onlines(hp_cpus[0], &up, &refused);
 	slab = faults_injected(FAILSLAB);
 	page = faults_injected(FAIL_PAGE);
 	faults_set(0);
@@ -1062,10 +1159,10 @@ static void phase_faults(int percent, int seconds)
 			 "faults: %ld slab and %ld page allocations failed at %d%%\n",
 			 slab, page, percent);
 	ksft_test_result(!online_bad,
-			 "faults: CPU 1 online with allocations failing: %d up, %d refused with ENOMEM\n",
-			 up, refused);
+			 "faults: CPU %d online with allocations failing: %d up, %d refused with ENOMEM\n",
+			 hp_cpus[0], up, refused);
 	sh->faults = 0;
-	check_common("faults", bad);
+	check_common("faults");
 }
 
 /* ---- main ---- */
@@ -1128,8 +1225,9 @@ int main(int argc, char **argv)
 	ksft_print_header();
 	if (geteuid())
 		ksft_exit_skip("needs root\n");
-	if (ncpus < 2 || access("/sys/devices/system/cpu/cpu1/online", W_OK))
-		ksft_exit_skip("needs a second CPU that can go offline (CONFIG_HOTPLUG_CPU)\n");
+	find_hotplug_cpus(ncpus);
+	if (!nr_hp)
+		ksft_exit_skip("needs a second online CPU (CONFIG_HOTPLUG_CPU)\n");
 	if (access(QDO_STATS, R_OK))
 		ksft_exit_skip("%s missing (CONFIG_QDO, debugfs)\n", QDO_STATS);
 	ksft_print_msg("seed %u\n", seed);
@@ -1163,7 +1261,7 @@ int main(int argc, char **argv)
 	t0 = now_s();
 	do {
 		if (!only || !strcmp(only, "hotplug"))
-			phase_hotplug(ncpus, rounds, delay_ms);
+			phase_hotplug(rounds, delay_ms);
 		if (!only || !strcmp(only, "faults"))
 			phase_faults(percent, fault_s);
 		passes++;
