@@ -22,6 +22,7 @@
 #                       attribution, its checks and its table (stdlib only)
 
 import argparse
+import glob
 import json
 import os
 import re
@@ -308,6 +309,39 @@ def cmd_boot(args):
 	return 0 if ok else 1
 
 
+def soak_boot_from_logs():
+	"""The boot of the last make soak, read back from its logs.
+
+	For --rejudge: judging again (after a fix to the harness) costs no
+	new 30-minute boot.  The logs are those soak.json names, or else the
+	newest soak console log in out/logs.
+	"""
+	logdir = os.path.join(common.OUT, 'logs')
+	try:
+		with open(os.path.join(common.OUT, 'soak.json')) as f:
+			last = json.load(f)
+	except (OSError, ValueError):
+		last = {}
+	console = last.get('console')
+	if not console:
+		found = sorted(glob.glob(os.path.join(logdir, 'debug-smp*-*scalable_soak_*.console.log')),
+			       key=os.path.getmtime)
+		if not found:
+			die('soak --rejudge: no soak console log in %s (run make soak first)' %
+			    os.path.relpath(logdir, common.TOP))
+		console = found[-1]
+	tap = console[:-len('.console.log')] + '.tap.log'
+	con = open(console, errors='replace').read()
+	m = re.search(r'Command line: (.*)', con)
+	smp = re.search(r'-smp(\d+)', os.path.basename(console))
+	return {'name': os.path.basename(console)[:-len('.console.log')], 'flavour': 'debug',
+		'smp': int(smp.group(1)) if smp else default_smp(), 'accel': last.get('accel', 'tcg'),
+		'mode': 'test', 'console': console, 'tap': tap, 'console_text': con,
+		'tap_text': open(tap, errors='replace').read(),
+		'ended': 'exit' if 'SCALABLE: done' in con else 'timeout', 'qemu_rc': 0,
+		'seconds': last.get('wall_seconds', 0), 'append': m.group(1).strip() if m else ''}
+
+
 def cmd_soak(args):
 	"""make soak: the kselftest torture on the debug kernel for a given time.
 
@@ -315,19 +349,26 @@ def cmd_soak(args):
 	fuzzer run in both) for @args.seconds; the boot is judged like a test
 	boot, and out/soak.md and out/soak.json give the summed totals:
 	operations of each kind, hotplug rounds and offlines, faults injected,
-	and the kernel reports found (any fails the soak).
+	and the kernel reports found (any fails the soak).  With
+	@args.rejudge, the last soak's logs are judged again, with no boot.
 	"""
 	seconds = args.seconds
 	if seconds < 60:
 		die('soak: --seconds must be at least 60')
-	cmd_build(argparse.Namespace(flavours=['debug']))
-	smp = default_smp()
 	logdir = os.path.join(common.OUT, 'logs')
-	os.environ['KERNEL_ARGS'] = ' '.join([os.environ.get('KERNEL_ARGS', ''),
-					      'scalable_soak=%d' % seconds,
-					      'scalable_tests=torture', 'scalable_upstream=none'])
-	b = boot(os.path.join(common.BUILD, 'debug'), 'debug', smp, 'test', logdir,
-		 seconds + boot_timeout('debug', 'test'))
+	if args.rejudge:
+		b = soak_boot_from_logs()
+		m = re.search(r'scalable_soak=(\d+)', b['append'])
+		seconds = int(m.group(1)) if m else seconds
+		smp = b['smp']
+	else:
+		cmd_build(argparse.Namespace(flavours=['debug']))
+		smp = default_smp()
+		os.environ['KERNEL_ARGS'] = ' '.join([os.environ.get('KERNEL_ARGS', ''),
+						      'scalable_soak=%d' % seconds,
+						      'scalable_tests=torture', 'scalable_upstream=none'])
+		b = boot(os.path.join(common.BUILD, 'debug'), 'debug', smp, 'test', logdir,
+			 seconds + boot_timeout('debug', 'test'))
 	ok, problems, _ = analyze(os.path.join(common.BUILD, 'src', 'linux'), b, logdir)
 	totals = parse_torture_totals(b['tap_text'])
 	splats = find_splats(b['console_text'])
@@ -336,14 +377,17 @@ def cmd_soak(args):
 		problems.append('soak: no "totals: passes" line (torture did not finish)')
 	res = {'verdict': 'PASS' if ok else 'FAIL', 'seconds_asked': seconds,
 	       'wall_seconds': round(b['seconds']), 'smp': smp, 'flavour': 'debug',
+	       'accel': b['accel'], 'console': b['console'], 'append': b['append'],
+	       'rejudged': bool(args.rejudge),
 	       'totals': totals, 'reports': len(splats), 'problems': problems}
 	os.makedirs(common.OUT, exist_ok=True)
 	with open(os.path.join(common.OUT, 'soak.json'), 'w') as f:
 		json.dump(res, f, indent=1)
 	with open(os.path.join(common.OUT, 'soak.md'), 'w') as f:
 		f.write('# Soak: kselftest torture on the debug kernel\n\n')
-		f.write('%s; asked %d s, boot took %d s, %d vCPUs; kernel reports: %d\n\n' %
-			(res['verdict'], seconds, res['wall_seconds'], smp, len(splats)))
+		f.write('%s%s; asked %d s, boot took %d s, %d vCPUs, %s; kernel reports: %d\n\n' %
+			(res['verdict'], ' (judged again from the logs)' if args.rejudge else '',
+			 seconds, res['wall_seconds'], smp, b['accel'].upper(), len(splats)))
 		f.write('| total | value |\n|---|---|\n')
 		for k, v in totals.items():
 			f.write('| %s | %d |\n' % (k, v))
@@ -378,6 +422,8 @@ def main():
 	sub.add_parser('trace', help='cache-line transfers per operation at TRACE_SMP vCPUs')
 	p = sub.add_parser('soak', help='the kselftest torture on the debug kernel for a while')
 	p.add_argument('--seconds', type=int, default=env_int('SOAK_SECONDS', 1800))
+	p.add_argument('--rejudge', action='store_true',
+		       help='judge the last soak\'s logs again, without a boot')
 	args = ap.parse_args()
 	for fl in getattr(args, 'flavours', []) or []:
 		if fl not in FLAVOURS:

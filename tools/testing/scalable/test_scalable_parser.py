@@ -233,6 +233,19 @@ class AnalyzeTest(unittest.TestCase):
 					       ('scalable',), ('stat_bench', 'fork_bench'))
 		self.assertFalse([p for p in problems if 'printed no RESULT line' in p])
 
+	def test_no_upstream_no_switch_check(self):
+		"""scalable_upstream=none (make soak): no upstream run, no switch check."""
+		_, problems, _ = self.analyze(self.boot(append='scalable_tests=torture '
+						     'scalable_upstream=none',
+						     console_text=CLEAN_BOOT),
+					      ('scalable', 'openat2'))
+		self.assertFalse([p for p in problems if p.startswith('dcache_oplog')])
+		self.assertFalse([p for p in problems if 'no result from target openat2' in p])
+		_, problems, _ = self.analyze(self.boot(append='scalable_tests=torture',
+						     console_text=CLEAN_BOOT),
+					      ('scalable', 'openat2'))
+		self.assertTrue([p for p in problems if p.startswith('dcache_oplog')])
+
 	def test_torture_totals(self):
 		tap = ('# # totals: phase hotplug rounds 8 offlines 8\n'
 		       '# # totals: phase hotplug stat 100 fork 3 inotify 7 ast 9 ast_fuzz 1\n'
