@@ -314,7 +314,9 @@ static void clustered_phase3(struct qdo_head *head)
  * Returns at once: destruction completes asynchronously (qdo_barrier()
  * followed by rcu_barrier() and flush_workqueue(system_wq) waits for it).
  *
- * Context: process context; takes @co->lock and the table lock.
+ * Context: process context.  Does not sleep once QDo is initialized
+ * (before, it waits for an RCU grace period), so it may be called inside a
+ * QDo read-side section.  Takes @co->lock and the table lock.
  */
 void clustered_destroy(struct clustered_obj *co)
 {

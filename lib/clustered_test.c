@@ -10,6 +10,7 @@
 #include <linux/clustered.h>
 #include <linux/clustered_counter.h>
 #include <linux/completion.h>
+#include <linux/cpu.h>
 #include <linux/delay.h>
 #include <linux/rcupdate.h>
 #include <linux/sched/task.h>
@@ -78,13 +79,28 @@ static struct ct_obj *ct_new(struct kunit *test, enum clustered_degree degree)
 	return o;
 }
 
+/*
+ * Wait for the release of a destroyed object, check that @freed reps were
+ * freed (-1: any number) and none is left, and free it; unless it is not
+ * released: then it is leaked, as phase 3 or the release may still run.
+ */
+static void ct_wait_release(struct kunit *test, struct ct_obj *o, int freed)
+{
+	if (!wait_for_completion_timeout(&o->released, CT_WAIT)) {
+		KUNIT_FAIL(test, "object %u not released", o->co.id);
+		return;
+	}
+	KUNIT_EXPECT_EQ(test, atomic_read(&o->reps), 0);
+	if (freed >= 0)
+		KUNIT_EXPECT_EQ(test, atomic_read(&o->freed), freed);
+	kfree(o);
+}
+
 /* Destroy, wait for the release, free. */
 static void ct_destroy_wait(struct kunit *test, struct ct_obj *o)
 {
 	clustered_destroy(&o->co);
-	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&o->released, CT_WAIT), 0);
-	KUNIT_EXPECT_EQ(test, atomic_read(&o->reps), 0);
-	kfree(o);
+	ct_wait_release(test, o, -1);
 }
 
 /*
@@ -190,26 +206,39 @@ static void clustered_test_lazy(struct kunit *test)
 	ct_destroy_wait(test, o);
 }
 
-/* Shared and per-node degrees: CPUs share one rep (one node here). */
+/*
+ * Shared and per-node degrees: the CPUs of a node share one rep, CPUs of
+ * different nodes never do (a two-node guest: the KCSAN boot), and the
+ * shared degree has a single rep.
+ */
 static void clustered_test_shared(struct kunit *test)
 {
 	enum clustered_degree d;
 
 	for (d = CLUSTERED_PER_NODE; d <= CLUSTERED_SHARED; d++) {
 		struct ct_obj *o = ct_new(test, d);
-		unsigned int cpu;
-		long first = 0, rep;
+		nodemask_t nodes = NODE_MASK_NONE;
+		unsigned int cpu, g;
+		void *want;
+		long rep;
 
 		for_each_online_cpu(cpu) {
 			rep = work_on_cpu(cpu, ct_touch_fn, &o->co);
 			KUNIT_EXPECT_NE(test, rep, 0L);
-			if (!first)
-				first = rep;
-			if (d == CLUSTERED_SHARED || cpu_to_node(cpu) == cpu_to_node(0))
-				KUNIT_EXPECT_EQ(test, rep, first);
+			/* The rep of the CPU's node (the shared one: group 0). */
+			g = d == CLUSTERED_SHARED ? 0 : cpu_to_node(cpu);
+			want = READ_ONCE(o->co.groups[g]);
+			KUNIT_EXPECT_PTR_EQ(test, (void *)rep, want);
+			node_set(cpu_to_node(cpu), nodes);
 		}
-		if (d == CLUSTERED_SHARED)
+		if (d == CLUSTERED_PER_NODE) {
+			/* One rep per node: none shared across nodes. */
+			KUNIT_EXPECT_EQ(test, o->co.nr_reps, nodes_weight(nodes));
+			kunit_info(test, "per-node: %u reps for %u nodes\n",
+				   o->co.nr_reps, nodes_weight(nodes));
+		} else {
 			KUNIT_EXPECT_EQ(test, o->co.nr_reps, 1U);
+		}
 		KUNIT_EXPECT_EQ(test, cpumask_weight(o->co.accessed), num_online_cpus());
 		ct_destroy_wait(test, o);
 	}
@@ -234,8 +263,7 @@ static void clustered_test_lookup(struct kunit *test)
 	preempt_enable();
 	rcu_read_unlock();
 	KUNIT_EXPECT_NULL(test, found);
-	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&o->released, CT_WAIT), 0);
-	kfree(o);
+	ct_wait_release(test, o, -1);
 }
 
 /* A CPU holding a temporary reference inside a preempt-disabled region. */
@@ -306,11 +334,8 @@ static void clustered_test_destroy(struct kunit *test)
 		spinning2 = qdo_spinner_spinning(&ct_spin.s);
 
 		disturbed = qdo_spinner_stop(&ct_spin.s);
-		KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&held->released, CT_WAIT), 0);
-		KUNIT_EXPECT_EQ(test, atomic_read(&held->freed), 2);
-		KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&local->released, CT_WAIT), 0);
-		kfree(held);
-		kfree(local);
+		ct_wait_release(test, held, 2);
+		ct_wait_release(test, local, 1);
 		if (disturbed) {
 			kunit_info(test, "attempt %d disturbed (stop_machine?), again\n", attempt);
 			continue;
@@ -322,6 +347,49 @@ static void clustered_test_destroy(struct kunit *test)
 		break;
 	}
 	KUNIT_EXPECT_LT(test, attempt, 3);
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+}
+
+/*
+ * An object being destroyed, touched by a CPU that holds a temporary
+ * reference (its preempt-disabled section keeps phase 3 away, so the root
+ * and the reps are still there): a miss forwards to the root and installs
+ * no rep, and iteration meets nothing, although another CPU's rep exists.
+ */
+static void clustered_test_dying(struct kunit *test)
+{
+	int before = 0, seen = 0, reps, live;
+	struct ct_obj *o;
+	struct ct_rep *rep;
+	unsigned int a, b;
+	void *fwd;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	a = raw_smp_processor_id();
+	b = cpumask_any_but(cpu_online_mask, a);
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(a)), 0);
+	o = ct_new(test, CLUSTERED_PER_CPU);
+	KUNIT_EXPECT_NE(test, work_on_cpu(b, ct_touch_fn, &o->co), 0L);
+
+	preempt_disable();
+	/* Joins ->accessed without a rep: this CPU's slot stays empty. */
+	clustered_for_each_rep(&o->co, rep)
+		before++;
+	clustered_destroy(&o->co);
+	fwd = clustered_rep(&o->co);
+	clustered_for_each_rep(&o->co, rep)
+		seen++;
+	reps = READ_ONCE(o->co.nr_reps);
+	live = atomic_read(&o->reps);
+	preempt_enable();
+
+	KUNIT_EXPECT_EQ(test, before, 1);
+	KUNIT_EXPECT_NULL(test, fwd);
+	KUNIT_EXPECT_EQ(test, seen, 0);
+	KUNIT_EXPECT_EQ(test, reps, 1);
+	KUNIT_EXPECT_EQ(test, live, 1);
+	ct_wait_release(test, o, 1);
 	set_cpus_allowed_ptr(current, cpu_possible_mask);
 }
 
@@ -365,6 +433,51 @@ static void clustered_test_counter(struct kunit *test)
 	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&ct_cc_released, CT_WAIT), 0);
 }
 
+/*
+ * A CPU that goes offline has its rep folded into the root by the type's
+ * ->cpu_dead (clustered_cpu_dead()): the sum is unchanged, the root holds
+ * the dead CPU's part and its rep nothing; the rep serves the CPU again
+ * when it comes back.
+ */
+static void clustered_test_cpu_dead(struct kunit *test)
+{
+	struct clustered_counter_rep *rep;
+	struct clustered_counter *cc;
+	unsigned int b;
+	int ret;
+
+	b = cpumask_last(cpu_online_mask);
+	if (!b || !cpu_is_hotpluggable(b))
+		kunit_skip(test, "needs a second CPU that can go offline");
+	cc = kzalloc(sizeof(*cc), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, cc);
+	KUNIT_ASSERT_EQ(test, clustered_counter_init(cc, GFP_KERNEL), 0);
+	work_on_cpu(b, ct_count_fn, cc);
+	KUNIT_EXPECT_EQ(test, clustered_counter_sum(cc), 990L);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&cc->root), 0L);
+	rep = READ_ONCE(*per_cpu_ptr(cc->co.slot, b));
+	KUNIT_EXPECT_NOT_NULL(test, rep);
+
+	ret = remove_cpu(b);
+	KUNIT_EXPECT_EQ_MSG(test, ret, 0, "remove_cpu(%u)", b);
+	if (!ret) {
+		KUNIT_EXPECT_EQ(test, atomic_long_read(&cc->root), 990L);
+		if (rep)
+			KUNIT_EXPECT_EQ(test, local_read(&rep->count), 0L);
+		KUNIT_EXPECT_EQ(test, clustered_counter_sum(cc), 990L);
+		KUNIT_EXPECT_EQ_MSG(test, add_cpu(b), 0, "add_cpu(%u)", b);
+	}
+	if (cpu_online(b)) {
+		work_on_cpu(b, ct_count_fn, cc);
+		KUNIT_EXPECT_EQ(test, clustered_counter_sum(cc), 1980L);
+		KUNIT_EXPECT_PTR_EQ(test, READ_ONCE(*per_cpu_ptr(cc->co.slot, b)),
+				    (void *)rep);
+	}
+	init_completion(&ct_cc_released);
+	clustered_counter_destroy(cc, ct_cc_release);
+	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&ct_cc_released, CT_WAIT), 0);
+}
+
 static struct kunit_case clustered_test_cases[] = {
 	KUNIT_CASE(clustered_test_hit_miss),
 	KUNIT_CASE(clustered_test_forward),
@@ -372,7 +485,9 @@ static struct kunit_case clustered_test_cases[] = {
 	KUNIT_CASE(clustered_test_shared),
 	KUNIT_CASE(clustered_test_lookup),
 	KUNIT_CASE(clustered_test_destroy),
+	KUNIT_CASE(clustered_test_dying),
 	KUNIT_CASE(clustered_test_counter),
+	KUNIT_CASE(clustered_test_cpu_dead),
 	{}
 };
 

@@ -72,6 +72,11 @@ struct qdo_head {
 
 DECLARE_STATIC_KEY_FALSE(qdo_hooks_key);
 
+#if IS_ENABLED(CONFIG_KUNIT)
+/* The daemon period in microseconds (qdo.period_us), for KUnit. */
+extern unsigned int qdo_period_us;
+#endif
+
 void __qdo_qs(bool full_barrier);
 
 /*

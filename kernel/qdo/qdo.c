@@ -58,6 +58,7 @@
 
 #define pr_fmt(fmt) "qdo: " fmt
 
+#include <kunit/visibility.h>
 #include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/context_tracking_state.h>
@@ -87,10 +88,11 @@
  * Daemon period in microseconds while requests are pending.  The thesis
  * used 10 ms (section 5.3.2); the default here comes from the latency
  * benchmark in tools/testing/selftests/scalable/qdo_latency.c, see the
- * commit message.
+ * commit message.  Visible to KUnit, whose CPU hotplug test lengthens it
+ * (kernel/qdo/qdo_test.c).
  */
-static unsigned int period_us = 4000;
-module_param(period_us, uint, 0644);
+VISIBLE_IF_KUNIT unsigned int qdo_period_us = 4000;
+module_param_named(period_us, qdo_period_us, uint, 0644);
 MODULE_PARM_DESC(period_us, "QDo daemon period while requests are pending (us)");
 
 #define QDO_HIST_BUCKETS	24	/* log2 of the latency in us */
@@ -227,7 +229,7 @@ static enum hrtimer_restart qdo_timer_fn(struct hrtimer *timer)
 static void qdo_arm(struct qdo_cpu *qc)
 {
 	/* At least 10 us: shorter periods only burn CPU (thesis 5.3.2). */
-	u64 ns = (u64)max(READ_ONCE(period_us), 10U) * NSEC_PER_USEC;
+	u64 ns = (u64)max(READ_ONCE(qdo_period_us), 10U) * NSEC_PER_USEC;
 
 	if (!hrtimer_is_queued(&qc->timer) && !READ_ONCE(qc->kick))
 		hrtimer_start(&qc->timer, ns_to_ktime(ns), HRTIMER_MODE_REL_PINNED_HARD);
@@ -880,7 +882,7 @@ static int qdo_stats_show(struct seq_file *m, void *v)
 		   reg, exe, inv, wak);
 	seq_printf(m, "timer %lu\nmigrated %lu\npending %lu\nhooks %d\nperiod_us %u\n",
 		   tim, mig, qdo_inflight(0) + qdo_inflight(1),
-		   static_key_enabled(&qdo_hooks_key), READ_ONCE(period_us));
+		   static_key_enabled(&qdo_hooks_key), READ_ONCE(qdo_period_us));
 	seq_printf(m, "daemon_ns %llu\n", qdo_daemon_ns());
 	seq_puts(m, "latency_us_histogram (bucket: [2^(b-1), 2^b) us)\n");
 	for (b = 0; b < QDO_HIST_BUCKETS; b++)

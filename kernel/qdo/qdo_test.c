@@ -2,11 +2,13 @@
 /*
  * KUnit tests for QDo (kernel/qdo/qdo.c): registration and execution,
  * serial execution over an execution mask, subset quiescence against a CPU
- * stuck in a preempt-disabled loop, the synchronous form, the barrier and
- * polled cookies.
+ * stuck in a preempt-disabled loop, the synchronous form, the barrier,
+ * polled cookies, and requests moved off a CPU that went offline.
  */
 #include <kunit/test.h>
 #include <linux/completion.h>
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
 #include <linux/cpumask.h>
 #include <linux/delay.h>
 #include <linux/qdo.h>
@@ -283,6 +285,80 @@ static void qdo_test_poll(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, qdo_poll_state(qdo_get_state()));
 }
 
+/*
+ * A request left on a CPU that goes offline is moved to an online CPU by
+ * qdo_cpu_dead() and runs there, once.  A cpuhp teardown callback of the
+ * test registers it on the outgoing CPU (CPUHP_AP_ONLINE_DYN runs there,
+ * before the CPU's daemon is parked); with the daemon period lengthened to
+ * a second, the daemon is parked before its timer would have taken the
+ * request, so the request is still in the CPU's intake list when it dies.
+ */
+static struct {
+	struct qdo_head		head;
+	struct completion	done;
+	atomic_t		calls;
+	unsigned int		cpu;		/* the CPU going offline */
+	int			ran_on;
+	int			registered;	/* qdo_call()'s result, or 1 */
+} qdo_dead;
+
+static void qdo_dead_cb(struct qdo_head *head)
+{
+	WRITE_ONCE(qdo_dead.ran_on, raw_smp_processor_id());
+	atomic_inc(&qdo_dead.calls);
+	complete(&qdo_dead.done);
+}
+
+static int qdo_dead_teardown(unsigned int cpu)
+{
+	if (cpu == READ_ONCE(qdo_dead.cpu) && READ_ONCE(qdo_dead.registered) == 1)
+		WRITE_ONCE(qdo_dead.registered,
+			   qdo_call(&qdo_dead.head, qdo_dead_cb, cpumask_of(cpu),
+				    cpumask_of(cpu)));
+	return 0;
+}
+
+static void qdo_test_cpu_dead(struct kunit *test)
+{
+	unsigned int b = cpumask_last(cpu_online_mask);
+	unsigned int period = READ_ONCE(qdo_period_us);
+	int state, i, ret, moved = 0;
+
+	if (!b || !cpu_is_hotpluggable(b))
+		kunit_skip(test, "needs a second CPU that can go offline");
+	state = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "qdo_test:offline",
+					  NULL, qdo_dead_teardown);
+	KUNIT_ASSERT_GE(test, state, 0);
+	WRITE_ONCE(qdo_period_us, USEC_PER_SEC);
+	for (i = 0; i < 3; i++) {
+		init_completion(&qdo_dead.done);
+		atomic_set(&qdo_dead.calls, 0);
+		WRITE_ONCE(qdo_dead.ran_on, -1);
+		WRITE_ONCE(qdo_dead.cpu, b);
+		WRITE_ONCE(qdo_dead.registered, 1);
+		ret = remove_cpu(b);
+		WRITE_ONCE(qdo_dead.cpu, UINT_MAX);
+		KUNIT_EXPECT_EQ_MSG(test, ret, 0, "remove_cpu(%u)", b);
+		if (ret)
+			break;
+		KUNIT_EXPECT_EQ(test, READ_ONCE(qdo_dead.registered), 0);
+		/* Stranded on the dead CPU: the head must not be reused. */
+		if (!wait_for_completion_timeout(&qdo_dead.done, QDO_TEST_WAIT)) {
+			KUNIT_FAIL(test, "the request of offline CPU %u never ran", b);
+			add_cpu(b);
+			break;
+		}
+		KUNIT_EXPECT_EQ(test, atomic_read(&qdo_dead.calls), 1);
+		if (READ_ONCE(qdo_dead.ran_on) != b)
+			moved++;
+		KUNIT_EXPECT_EQ_MSG(test, add_cpu(b), 0, "add_cpu(%u)", b);
+	}
+	WRITE_ONCE(qdo_period_us, period);
+	cpuhp_remove_state_nocalls(state);
+	kunit_info(test, "%d of %d requests ran after their CPU died\n", moved, i);
+	KUNIT_EXPECT_GT(test, moved, 0);
+}
+
 static struct kunit_case qdo_test_cases[] = {
 	KUNIT_CASE(qdo_test_basic),
 	KUNIT_CASE(qdo_test_invalid),
@@ -291,6 +367,7 @@ static struct kunit_case qdo_test_cases[] = {
 	KUNIT_CASE(qdo_test_idle_cpu),
 	KUNIT_CASE(qdo_test_barrier),
 	KUNIT_CASE(qdo_test_poll),
+	KUNIT_CASE(qdo_test_cpu_dead),
 	{}
 };
 
