@@ -161,7 +161,8 @@ static void dcache_oplog_fold(struct oplog_obj *obj, long delta)
 	dentry->d_lockref.count += (int)delta;
 }
 
-static bool dcache_oplog_eligible(const struct dentry *dentry)
+/* Visible to KUnit: the root is refused here and nowhere else. */
+VISIBLE_IF_KUNIT bool dcache_oplog_eligible(const struct dentry *dentry)
 {
 	unsigned int flags = READ_ONCE(dentry->d_flags);
 

@@ -43,6 +43,7 @@ enum dcache_oplog_ref __dcache_oplog_undo(struct dentry *dentry);
 bool __dcache_oplog_put(struct dentry *dentry);
 #if IS_ENABLED(CONFIG_KUNIT)
 bool dcache_oplog_hot(const struct dentry *dentry);
+bool dcache_oplog_eligible(const struct dentry *dentry);
 #endif
 #if IS_ENABLED(CONFIG_DCACHE_OPLOG_KUNIT_TEST)
 void dcache_oplog_hot_reset(void);

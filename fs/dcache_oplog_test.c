@@ -130,6 +130,29 @@ static enum dcache_oplog_ref get_ref(struct dentry *dentry, int seq_skew)
 	return ret;
 }
 
+/*
+ * get_ref() for a case that needs a log of @dentry on this CPU (migration
+ * disabled by the caller): false, with the failure recorded, if the
+ * reference was not taken or went to no log (the log could not be
+ * allocated, or was evicted at once).  No KUNIT_ASSERT with migration
+ * disabled: a case that ends there leaves its CPU pinned, and a later
+ * remove_cpu() of it would wait for ever.
+ */
+static bool get_logged(struct kunit *test, struct dentry *dentry)
+{
+	enum dcache_oplog_ref ret = get_ref(dentry, 0);
+
+	KUNIT_EXPECT_EQ(test, ret, DCACHE_OPLOG_GOT);
+	if (ret != DCACHE_OPLOG_GOT)
+		return false;
+	if (!oplog_obj_has_logs(&dentry->d_oplog)) {
+		KUNIT_FAIL(test, "a reference counted by no log");
+		dput(dentry);
+		return false;
+	}
+	return true;
+}
+
 /* A logged reference pins the dentry once and is folded exactly. */
 static void dcache_oplog_test_get_put(struct kunit *test)
 {
@@ -343,7 +366,11 @@ static void dcache_oplog_test_path_get(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, exact_count(dentry), base);
 
 	migrate_disable();
-	KUNIT_ASSERT_EQ(test, get_ref(dentry, 0), DCACHE_OPLOG_GOT);
+	if (!get_logged(test, dentry)) {
+		migrate_enable();
+		dput(dentry);
+		return;
+	}
 	shared = READ_ONCE(dentry->d_lockref.count);
 	path_get(&path);
 	path_get(&path);
@@ -372,7 +399,12 @@ static void dcache_oplog_test_dget_parent(struct kunit *test)
 	base = exact_count(dir);
 
 	migrate_disable();
-	KUNIT_ASSERT_EQ(test, get_ref(dir, 0), DCACHE_OPLOG_GOT);
+	if (!get_logged(test, dir)) {
+		migrate_enable();
+		dput(child);
+		dput(dir);
+		return;
+	}
 	shared = READ_ONCE(dir->d_lockref.count);
 	parent = dget_parent(child);
 	KUNIT_EXPECT_PTR_EQ(test, parent, dir);
@@ -399,7 +431,11 @@ static void dcache_oplog_test_parent_kill(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, dir);
 	base = exact_count(dir);
 	migrate_disable();
-	KUNIT_ASSERT_EQ(test, get_ref(dir, 0), DCACHE_OPLOG_GOT);
+	if (!get_logged(test, dir)) {
+		migrate_enable();
+		dput(dir);
+		return;
+	}
 	migrate_enable();
 	KUNIT_ASSERT_TRUE(test, oplog_obj_has_logs(&dir->d_oplog));
 
@@ -415,6 +451,140 @@ static void dcache_oplog_test_parent_kill(struct kunit *test)
 	dput(dir);
 }
 
+/*
+ * The root of a filesystem and a dentry marked not to be cached are never
+ * logged (dcache_oplog_eligible()): the walk takes the stock reference.
+ */
+static void dcache_oplog_test_ineligible(struct kunit *test)
+{
+	struct dcache_oplog_test *t = test->priv;
+	struct dentry *root = t->mnt->mnt_root;
+	struct dentry *dentry = make_file(test, "dc");
+	enum dcache_oplog_ref ret;
+	int base;
+
+	KUNIT_ASSERT_NOT_NULL(test, dentry);
+	/* Never hashed either, so ->attach would refuse it too: ask directly. */
+	KUNIT_EXPECT_FALSE(test, dcache_oplog_eligible(root));
+	KUNIT_EXPECT_TRUE(test, dcache_oplog_eligible(dentry));
+	base = exact_count(root);
+	ret = get_ref(root, 0);
+	KUNIT_EXPECT_EQ(test, ret, DCACHE_OPLOG_STOCK);
+	KUNIT_EXPECT_FALSE(test, oplog_obj_has_logs(&root->d_oplog));
+	if (ret == DCACHE_OPLOG_GOT)
+		dput(root);
+	KUNIT_EXPECT_EQ(test, exact_count(root), base);
+
+	base = exact_count(dentry);
+	spin_lock(&dentry->d_lock);
+	dentry->d_flags |= DCACHE_DONTCACHE;
+	spin_unlock(&dentry->d_lock);
+	KUNIT_EXPECT_FALSE(test, dcache_oplog_eligible(dentry));
+	ret = get_ref(dentry, 0);
+	KUNIT_EXPECT_EQ(test, ret, DCACHE_OPLOG_STOCK);
+	KUNIT_EXPECT_FALSE(test, oplog_obj_has_logs(&dentry->d_oplog));
+	if (ret == DCACHE_OPLOG_GOT)
+		dput(dentry);
+	KUNIT_EXPECT_EQ(test, exact_count(dentry), base);
+	spin_lock(&dentry->d_lock);
+	dentry->d_flags &= ~DCACHE_DONTCACHE;
+	spin_unlock(&dentry->d_lock);
+	dput(dentry);
+}
+
+/*
+ * A dentry whose last reference is a log's pin: detaching the log (here
+ * the switch turned off) leaves it hashed and positive with a count of
+ * zero, on the LRU (d_oplog_unpinned()), and not marked referenced, as
+ * tmpfs's ->d_delete() asks for it to go at once.  Tmpfs pins its own
+ * dentries; the test drops that pin to get there, and gives it back.
+ */
+static void dcache_oplog_test_unpinned(struct kunit *test)
+{
+	struct dentry *dentry = make_file(test, "up");
+	unsigned int flags;
+	int count;
+
+	KUNIT_ASSERT_NOT_NULL(test, dentry);
+	dput(dentry);	/* tmpfs's pin: make_file()'s reference is left */
+	KUNIT_EXPECT_EQ(test, exact_count(dentry), 1);
+	migrate_disable();
+	if (!get_logged(test, dentry)) {
+		migrate_enable();
+		dput(dentry);
+		return;
+	}
+	dput(dentry);	/* the walk's */
+	if (!oplog_obj_has_logs(&dentry->d_oplog)) {
+		/* evicted meanwhile: the last dput() would free it */
+		migrate_enable();
+		KUNIT_FAIL(test, "the log went away before the last put");
+		dput(dentry);
+		return;
+	}
+	dput(dentry);	/* make_file()'s: only this CPU's pin is left */
+	migrate_enable();
+	KUNIT_EXPECT_EQ(test, READ_ONCE(dentry->d_lockref.count), 2);
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(dentry->d_flags) & DCACHE_LRU_LIST);
+
+	KUNIT_ASSERT_EQ(test, dcache_oplog_switch(false), 0);
+	spin_lock(&dentry->d_lock);
+	count = dentry->d_lockref.count;
+	flags = dentry->d_flags;
+	/*
+	 * tmpfs's pin back: kill_litter_super() drops one reference of every
+	 * hashed positive dentry (d_genocide()), and a count below zero would
+	 * keep umount's shrink_dcache_parent() looking for ever.
+	 */
+	dget_dlock(dentry);
+	spin_unlock(&dentry->d_lock);
+	KUNIT_EXPECT_EQ(test, count, 0);
+	KUNIT_EXPECT_FALSE(test, d_unhashed(dentry));
+	KUNIT_EXPECT_TRUE(test, d_really_is_positive(dentry));
+	KUNIT_EXPECT_TRUE(test, flags & DCACHE_LRU_LIST);
+	KUNIT_EXPECT_TRUE(test, flags & DCACHE_OP_DELETE);
+	KUNIT_EXPECT_FALSE(test, flags & DCACHE_REFERENCED);
+	KUNIT_EXPECT_EQ(test, dcache_oplog_switch(true), 0);
+}
+
+/*
+ * The undo of a reference whose d_seq went stale cannot always be logged:
+ * if ___d_drop() flushed this CPU's log in between (which is what moved
+ * d_seq), the dentry is unhashed and ->attach refuses it.  The reference
+ * then stays held, folded into d_lockref (%DCACHE_OPLOG_STALE), and the
+ * walk drops it with dput().  The race is played step by step: the
+ * increment of dcache_oplog_get(), another CPU's d_drop(), the undo.
+ */
+static void dcache_oplog_test_stale(struct kunit *test)
+{
+	struct dentry *dentry = make_file(test, "st");
+	enum dcache_oplog_ref ret;
+	unsigned int seq;
+	int base;
+
+	KUNIT_ASSERT_NOT_NULL(test, dentry);
+	base = exact_count(dentry);
+	migrate_disable();
+	seq = raw_seqcount_begin(&dentry->d_seq);
+	if (!get_logged(test, dentry)) {
+		migrate_enable();
+		dput(dentry);
+		return;
+	}
+	d_drop(dentry);
+	KUNIT_EXPECT_TRUE(test, read_seqcount_retry(&dentry->d_seq, seq));
+	ret = __dcache_oplog_undo(dentry);
+	migrate_enable();
+	KUNIT_EXPECT_EQ(test, ret, DCACHE_OPLOG_STALE);
+	KUNIT_EXPECT_FALSE(test, oplog_obj_has_logs(&dentry->d_oplog));
+	/* the walk's reference is held, in d_lockref */
+	KUNIT_EXPECT_EQ(test, READ_ONCE(dentry->d_lockref.count), base + 1);
+	if (READ_ONCE(dentry->d_lockref.count) == base + 1)
+		dput(dentry);	/* what the walk does with it */
+	dput(dentry);
+	dput(dentry);	/* tmpfs's pin: unhashed, umount would not drop it */
+}
+
 static struct kunit_case dcache_oplog_test_cases[] = {
 	KUNIT_CASE(dcache_oplog_test_get_put),
 	KUNIT_CASE(dcache_oplog_test_seq_undo),
@@ -425,6 +595,9 @@ static struct kunit_case dcache_oplog_test_cases[] = {
 	KUNIT_CASE(dcache_oplog_test_path_get),
 	KUNIT_CASE(dcache_oplog_test_dget_parent),
 	KUNIT_CASE(dcache_oplog_test_parent_kill),
+	KUNIT_CASE(dcache_oplog_test_ineligible),
+	KUNIT_CASE(dcache_oplog_test_unpinned),
+	KUNIT_CASE(dcache_oplog_test_stale),
 	{}
 };
 
