@@ -16,7 +16,8 @@
 # LINUX_TREE=<6.12.y source tree>, BOOT_TIMEOUT=<seconds>, JOBS=<make -j>,
 # TRACE_SMP=<vCPU counts, default 1,2,4,8,16>, TRACE_MS=<window ms>,
 # TRACE_QUANTUM=<pacing instructions, default 100>,
-# TRACE_WORKLOADS=<comma list of traced programs, default all>.
+# TRACE_WORKLOADS=<comma list of traced programs, default all>,
+# NUMA_NODES=<guest NUMA nodes, default 2 for kcsan, 1 otherwise>.
 
 PY	 ?= python3
 HARNESS	 := $(PY) tools/testing/scalable/scalable.py
@@ -24,7 +25,7 @@ FLAVOURS ?= release debug kcsan
 MODE	 ?= full
 
 export SMP CPUS ACCEL LINUX_TARBALL LINUX_TREE BOOT_TIMEOUT JOBS QEMU MODE \
-	TRACE_SMP TRACE_MS TRACE_QUANTUM TRACE_TIMEOUT TRACE_WORKLOADS SOAK_SECONDS
+	TRACE_SMP TRACE_MS TRACE_QUANTUM TRACE_TIMEOUT TRACE_WORKLOADS SOAK_SECONDS NUMA_NODES
 
 .PHONY: help run quick test prepare build series series-build check boot trace soak clean \
 	distclean

@@ -31,14 +31,19 @@ def kvm_works():
 	return bool(re.search(r'^flags\s*:.*\b(vmx|svm)\b', flags, re.M))
 
 
-def qemu_cmd(obj, smp, accel, append, console, tap, mem, extra_qemu_args=()):
+def qemu_cmd(obj, smp, accel, append, console, tap, mem, extra_qemu_args=(), sockets=1):
 	"""The QEMU command line that boots build/<flavour> (@obj).
+
+	@sockets > 1 splits the vCPUs into that many sockets (one per NUMA
+	node: a node that shares a last-level cache with another makes the
+	guest's scheduler warn, topology_sane()).
 
 	@extra_qemu_args go last, after the harness's own options, e.g. a TCG
 	plugin: ('-plugin', 'lib.so,arg=...', '-d', 'plugin', '-D', 'file').
 	"""
 	cmd = [os.environ.get('QEMU') or 'qemu-system-x86_64', '-M', 'pc', '-m', mem,
-	       '-smp', str(smp), '-nodefaults', '-display', 'none', '-no-reboot',
+	       '-smp', str(smp) if sockets <= 1 else
+	       '%d,sockets=%d,cores=%d,threads=1' % (smp, sockets, smp // sockets), '-nodefaults', '-display', 'none', '-no-reboot',
 	       '-kernel', os.path.join(obj, 'arch', 'x86', 'boot', 'bzImage'),
 	       '-initrd', os.path.join(obj, 'initramfs.cpio.gz'),
 	       '-append', append,
@@ -49,6 +54,43 @@ def qemu_cmd(obj, smp, accel, append, console, tap, mem, extra_qemu_args=()):
 	else:
 		cmd += ['-accel', 'tcg,thread=multi', '-cpu', 'max']
 	return cmd + list(extra_qemu_args)
+
+
+# Flavours booted as a NUMA guest by default: two nodes, so that the
+# per-node degree of clustered objects meets more than one node.  Their
+# config must have CONFIG_NUMA (scalable-kcsan.config does).
+NUMA_FLAVOURS = {'kcsan': 2}
+
+
+def numa_nodes(flavour, smp):
+	"""How many NUMA nodes a guest of @flavour at @smp vCPUs gets.
+
+	NUMA_NODES overrides (1: a flat machine).  Each node is a socket of
+	its own with an equal share of the vCPUs, so the count is lowered to
+	the largest that divides @smp.
+	"""
+	n = max(1, min(env_int('NUMA_NODES', 0) or NUMA_FLAVOURS.get(flavour, 1), smp))
+	while smp % n:
+		n -= 1
+	return n
+
+
+def numa_qemu_args(nodes, smp, mem_mib):
+	"""QEMU options splitting @smp vCPUs and @mem_mib MiB into @nodes nodes.
+
+	Each node gets a contiguous block of vCPUs and an equal share of the
+	memory (the last node the remainder), as a memory backend of its own,
+	which is what -numa needs on current machine types.  One node: none.
+	"""
+	if nodes <= 1:
+		return []
+	args = []
+	for i in range(nodes):
+		lo, hi = i * smp // nodes, (i + 1) * smp // nodes - 1
+		size = mem_mib // nodes + (mem_mib % nodes if i == nodes - 1 else 0)
+		args += ['-object', 'memory-backend-ram,id=mem%d,size=%dM' % (i, size),
+			 '-numa', 'node,nodeid=%d,cpus=%d-%d,memdev=mem%d' % (i, lo, hi, i)]
+	return args
 
 
 def tcg_tsc_param(accel):
@@ -106,14 +148,18 @@ def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None,
 		accel = 'kvm' if kvm_works() else 'tcg'
 	elif accel not in ('kvm', 'tcg'):
 		raise HarnessError('boot(): accel must be kvm, tcg or None, not %r' % (accel,))
-	mem = '2G'
+	mem_mib = 2048
+	mem = '%dM' % mem_mib
+	nodes = numa_nodes(flavour, smp)
+	numa = numa_qemu_args(nodes, smp, mem_mib)
 	for attempt in (1, 2):
 		for p in (console, tap):
 			open(p, 'w').close()
 		cmd = qemu_cmd(obj, smp, accel, append + tcg_tsc_param(accel), console, tap, mem,
-			       extra_qemu_args)
-		log('booting %s kernel, -smp %d, %s, mode %s (console: %s)' %
-		    (flavour, smp, accel.upper(), mode, os.path.relpath(console, common.TOP)))
+			       numa + list(extra_qemu_args), sockets=nodes)
+		log('booting %s kernel, -smp %d%s, %s, mode %s (console: %s)' %
+		    (flavour, smp, ', %d NUMA nodes' % nodes if nodes > 1 else '', accel.upper(),
+		     mode, os.path.relpath(console, common.TOP)))
 		t0 = time.time()
 		with machine_lock('booting'):
 			# Time the guest, not the wait for the lock.
@@ -131,7 +177,7 @@ def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None,
 	return {'name': name, 'flavour': flavour, 'smp': smp, 'accel': accel, 'mode': mode,
 		'console': console, 'tap': tap, 'console_text': con, 'tap_text': taptext,
 		'ended': ended or 'exit', 'qemu_rc': proc.returncode, 'seconds': secs,
-		'append': append}
+		'append': append, 'numa_nodes': nodes}
 
 
 def watch_guest(cmd, console, tap, accel, timeout):

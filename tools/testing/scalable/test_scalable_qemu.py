@@ -141,6 +141,36 @@ class BootTest(unittest.TestCase):
 		with self.assertRaises(common.HarnessError):
 			self.boot([None], accel='xen')
 
+	def test_numa(self):
+		"""The KCSAN kernel boots as two nodes; NUMA_NODES overrides."""
+		b, cmds = self.boot([None], flavour='kcsan')
+		self.assertEqual(b['numa_nodes'], 2)
+		self.assertEqual(option(cmds[0], '-numa'), ['node,nodeid=0,cpus=0-0,memdev=mem0',
+							    'node,nodeid=1,cpus=1-1,memdev=mem1'])
+		self.assertEqual(option(cmds[0], '-m'), ['2048M'])
+		self.assertEqual(option(cmds[0], '-smp'), ['2,sockets=2,cores=1,threads=1'])
+		b, cmds = self.boot([None], flavour='kcsan', env={'NUMA_NODES': '1'})
+		self.assertEqual((b['numa_nodes'], option(cmds[0], '-numa')), (1, []))
+		b, cmds = self.boot([None], env={'NUMA_NODES': '8'})
+		self.assertEqual(b['numa_nodes'], 2)
+		_, plain = self.boot([None])
+		self.assertEqual(option(plain[0], '-numa'), [])
+		self.assertEqual(option(plain[0], '-smp'), ['2'])
+		with mock.patch.dict(os.environ, {'NUMA_NODES': '4'}):
+			self.assertEqual(Q.numa_nodes('release', 6), 3)
+			self.assertEqual(Q.numa_nodes('release', 5), 1)
+			self.assertEqual(Q.numa_nodes('release', 8), 4)
+
+	def test_numa_args(self):
+		args = Q.numa_qemu_args(3, 8, 2048)
+		self.assertEqual(option(args, '-numa'), ['node,nodeid=0,cpus=0-1,memdev=mem0',
+							 'node,nodeid=1,cpus=2-4,memdev=mem1',
+							 'node,nodeid=2,cpus=5-7,memdev=mem2'])
+		self.assertEqual(option(args, '-object'), ['memory-backend-ram,id=mem0,size=682M',
+							   'memory-backend-ram,id=mem1,size=682M',
+							   'memory-backend-ram,id=mem2,size=684M'])
+		self.assertEqual(Q.numa_qemu_args(1, 8, 2048), [])
+
 	def test_kvm_silent_retries_with_tcg(self):
 		b, cmds = self.boot(['kvm-silent', None], env={'ACCEL': 'kvm'},
 				    extra_qemu_args=('-d', 'guest_errors'))
