@@ -826,8 +826,9 @@ static int ast_setup_timeout(struct __kernel_timespec __user *utime,
  * any more: -EINVAL (empty entry set, unknown @flags, a word not 32-bit
  * aligned or not an AST word, a bad @clockid or timespec), -EFAULT
  * (@uaddr or @timeout not accessible, or @uaddr not writable, also where
- * the call would not write it), -EDEADLK (the caller already owns it),
- * -ETIMEDOUT.  A caller with a fatal signal pending never returns owning
+ * the call would not write it), -ENOMEM (the page of a shared word could
+ * not be faulted in, as for futexes), -EDEADLK (the caller already owns
+ * it), -ETIMEDOUT.  A caller with a fatal signal pending never returns owning
  * the mutex: one it took or was handed is passed on as its unlock would.
  */
 SYSCALL_DEFINE6(ast_mutex_lock, u32 __user *, uaddr, u32, mask_lo,
@@ -903,8 +904,9 @@ SYSCALL_DEFINE6(ast_mutex_lock, u32 __user *, uaddr, u32, mask_lo,
  * 0 if nobody was woken.  Errors, which leave the word unchanged: -EINVAL
  * (@new_state not below AST_MUTEX_MAX_STATES, unknown @flags, both
  * AST_MUTEX_HANDOFF and AST_MUTEX_WAKE_ONLY, a word not 32-bit aligned),
- * -EFAULT (@uaddr not accessible or not writable), -EPERM (the caller
- * does not own the mutex).
+ * -EFAULT (@uaddr not accessible or not writable), -ENOMEM (the page of
+ * a shared word could not be faulted in), -EPERM (the caller does not own
+ * the mutex).
  */
 SYSCALL_DEFINE3(ast_mutex_unlock, u32 __user *, uaddr, unsigned int, new_state,
 		unsigned int, flags)

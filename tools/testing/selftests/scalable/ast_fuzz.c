@@ -41,6 +41,13 @@
  * in the kernel).  The kernel's own checks (lockdep, KASAN, kmemleak,
  * the hung-task and soft-lockup detectors) do the rest in the debug boot.
  *
+ * With -F (fault injection, as the torture kselftest runs it), every
+ * worker thread and victim marks itself in /proc/thread-self/make-it-fail,
+ * so that the kernel allocations of its calls (futex keys of shared
+ * words, page faults, mmap) fail at random where failslab or
+ * fail_page_alloc is set up, and -ENOMEM is then also a documented
+ * answer.
+ *
  * The seed (-s, default from the clock) is printed first: the same seed
  * gives every thread the same sequence of operations, though not the
  * same interleaving.
@@ -83,7 +90,7 @@ struct shared {
 	int stop;
 	/* Counters, added to by every thread now and then. */
 	unsigned long lock_calls, unlock_calls, futex_calls, other_ops;
-	unsigned long locked, timeouts, faults;
+	unsigned long locked, timeouts, faults, nomem;
 	unsigned long bad;
 	char bad_msg[160];
 };
@@ -91,6 +98,7 @@ struct shared {
 static struct shared *sh;
 static unsigned long seed;
 static int nprocs = 3, nthreads = 3, seconds = 15;
+static bool fault_mode;
 
 static unsigned long now_ns(void)
 {
@@ -123,17 +131,40 @@ static void report_bad(const char *what, long r, __u32 word)
 			 "%s returned %ld (word %#x)", what, r, word);
 }
 
+/* -ENOMEM, counted: a failed allocation, only under -F. */
+static bool nomem(long r)
+{
+	if (r != -ENOMEM || !fault_mode)
+		return false;
+	__atomic_fetch_add(&sh->nomem, 1, __ATOMIC_RELAXED);
+	return true;
+}
+
 static bool lock_ok(long r)
 {
 	return (r >= 0 && r < AST_MUTEX_MAX_STATES) || r == -EOWNERDEAD ||
 	       r == -EINVAL || r == -EFAULT || r == -EDEADLK ||
-	       r == -ETIMEDOUT;
+	       r == -ETIMEDOUT || nomem(r);
 }
 
 static bool unlock_ok(long r)
 {
 	return r == 0 || r == 1 || r == -EINVAL || r == -EFAULT ||
-	       r == -EPERM;
+	       r == -EPERM || nomem(r);
+}
+
+/* -F: this thread's kernel allocations fail at random from now on. */
+static void mark_for_faults(void)
+{
+	int fd;
+
+	if (!fault_mode)
+		return;
+	fd = open("/proc/thread-self/make-it-fail", O_WRONLY);
+	if (fd < 0 || write(fd, "1", 1) != 1)
+		report_bad("make-it-fail", -errno, 0);
+	if (fd >= 0)
+		close(fd);
 }
 
 /* A per-process private page that one thread keeps remapping. */
@@ -417,7 +448,7 @@ static void robust_op(struct worker *w)
 		sched_yield();
 	w->unlock_calls++;
 	r = ast_mutex_unlock(m, (x >> 40) % 4);
-	if (r)
+	if (r && !nomem(r))
 		report_bad("robust ast_mutex_unlock", r, m->word);
 }
 
@@ -428,6 +459,7 @@ static void *worker_fn(void *arg)
 	unsigned long n = 0;
 	__u64 x;
 
+	mark_for_faults();
 	while (!__atomic_load_n(&sh->stop, __ATOMIC_RELAXED) &&
 	       now_ns() < sh->deadline_ns) {
 		x = next(&w->rnd) % 100;
@@ -524,6 +556,7 @@ static int victim_round(__u64 *rnd, __u32 me)
 	if (pid < 0)
 		return 0;
 	if (!pid) {
+		mark_for_faults();
 		ast_sys_lock(&sh->victim_word, AST_MUTEX_STATE_BIT(1), 0, NULL,
 			     0);
 		_exit(0);
@@ -558,7 +591,7 @@ static int victim_round(__u64 *rnd, __u32 me)
 
 static void bad_args(void)
 {
-	fprintf(stderr, "usage: %s [-s seed] [-d seconds] [-p procs] [-t threads]\n",
+	fprintf(stderr, "usage: %s [-s seed] [-d seconds] [-p procs] [-t threads] [-F]\n",
 		"ast_fuzz");
 	exit(KSFT_FAIL);
 }
@@ -573,7 +606,7 @@ int main(int argc, char **argv)
 	__u64 rnd;
 
 	seed = now_ns() ^ getpid();
-	while ((c = getopt(argc, argv, "s:d:p:t:h")) != -1) {
+	while ((c = getopt(argc, argv, "s:d:p:t:Fh")) != -1) {
 		switch (c) {
 		case 's':
 			seed = strtoul(optarg, NULL, 0);
@@ -587,6 +620,9 @@ int main(int argc, char **argv)
 		case 't':
 			nthreads = atoi(optarg);
 			break;
+		case 'F':
+			fault_mode = true;
+			break;
 		default:
 			bad_args();
 		}
@@ -596,8 +632,9 @@ int main(int argc, char **argv)
 		bad_args();
 
 	ksft_print_header();
-	ksft_print_msg("seed=%lu duration=%d s processes=%d threads=%d (replay: ast_fuzz -s %lu)\n",
-		       seed, seconds, nprocs, nthreads, seed);
+	ksft_print_msg("seed=%lu duration=%d s processes=%d threads=%d",
+		       seed, seconds, nprocs, nthreads);
+	printf(" (replay: ast_fuzz -s %lu%s)\n", seed, fault_mode ? " -F" : "");
 	pagesz = sysconf(_SC_PAGESIZE);
 	{
 		__u32 w = AST_MUTEX_WORD(0);
@@ -689,8 +726,8 @@ out:
 	ksft_print_msg("calls: %lu lock, %lu unlock, %lu futex, %lu other;",
 		       sh->lock_calls, sh->unlock_calls, sh->futex_calls,
 		       sh->other_ops);
-	printf(" %lu locked, %lu timed out, %lu faulted\n", sh->locked,
-	       sh->timeouts, sh->faults);
+	printf(" %lu locked, %lu timed out, %lu faulted, %lu ENOMEM\n",
+	       sh->locked, sh->timeouts, sh->faults, sh->nomem);
 	ksft_print_msg("storms: %lu SIGKILL, %lu SIGSTOP;", kills, stops);
 	printf(" %lu waiters killed in ast_mutex_lock, %lu chosen by the unlock\n",
 	       victims, handed);

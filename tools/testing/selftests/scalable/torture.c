@@ -18,6 +18,8 @@
  *            producers number their items, consumers record each one;
  *   ast_fuzz the ast_mutex fuzzer (./ast_fuzz -d 4, again and again), which
  *            kills and requeues waiters, when it is next to this program;
+ *            in the faults phase with -F: its worker threads and victims
+ *            mark themselves, and ENOMEM is a valid answer;
  *   list     the OpLog list stress of lib/test_oplog.c (debugfs oplog_test)
  *            in its three OpLog modes, one pinned reader of list_run per
  *            CPU, and list_check's exactly-once verdict after each run;
@@ -35,8 +37,8 @@
  *            that cannot sleep, so that the OpLog's log allocation, the
  *            clustered objects' representatives and every sleeping
  *            allocation on the workers' paths fail now and then, for
- *            -f seconds (default 8).  The inotify reader, the fuzzer and
- *            the list_check reads are not marked.  Then CPU 1 is brought
+ *            -f seconds (default 8).  The inotify reader, the fuzzer's
+ *            parent and the list_check reads are not marked.  Then CPU 1 is brought
  *            online by a marked task a few times: each attempt must come
  *            up or fail with ENOMEM and leave the CPU offline.
  *
@@ -610,7 +612,7 @@ static void ast_process(int unused)
 		failed(K_AST, "%d items left in the buffer\n", bb.count);
 }
 
-/* ---- ast_fuzz: kills and requeues of ast_mutex waiters (not marked) ---- */
+/* ---- ast_fuzz: kills and requeues of ast_mutex waiters (-F: marked) ---- */
 
 static void fuzz_runner(int unused)
 {
@@ -624,7 +626,10 @@ static void fuzz_runner(int unused)
 
 			/* Its TAP lines would mix with ours. */
 			dup2(fd, STDOUT_FILENO);
-			execl(fuzz_path, "ast_fuzz", "-d", "4", NULL);
+			if (sh->faults)
+				execl(fuzz_path, "ast_fuzz", "-d", "4", "-F", NULL);
+			else
+				execl(fuzz_path, "ast_fuzz", "-d", "4", NULL);
 			_exit(127);
 		}
 		if (pid < 0 || waitpid(pid, &status, 0) != pid) {
@@ -636,7 +641,8 @@ static void fuzz_runner(int unused)
 			return;
 		}
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != KSFT_PASS)
-			failed(K_FUZZ, "ast_fuzz -d 4: status %#x\n", status);
+			failed(K_FUZZ, "ast_fuzz -d 4%s: status %#x\n",
+			       sh->faults ? " -F" : "", status);
 		count(K_FUZZ, 1);
 	}
 }
