@@ -53,11 +53,29 @@ def find_splats(text):
 	return found
 
 
+# Kernel log lines that land inside KUnit's KTAP: asynchronous ones at
+# the top level ("Freeing initrd memory", printed by populate_rootfs()
+# whenever it is done, once between a suite's "KTAP version 1" and its
+# "# Subtest:"), and announce_cpu()'s " #1" per CPU brought online before
+# SYSTEM_RUNNING, when a KUnit case hotplugs a CPU.  kunit.py reads either
+# as the end of the suite.  A line is KTAP if it is indented (a nested
+# test, or the continuation of a failed expectation) or starts with a
+# KTAP token.
+KTAP_LINE = re.compile(r'^(\[[ \d.]+\] ?)?(\s*$|    |KTAP version|TAP version|\d+\.\.\d+|ok |not ok |#)')
+CPU_ANNOUNCE = re.compile(r'^(\[[ \d.]+\])? *(#\d+ *)+$')
+
+
+def strip_cpu_announcements(text):
+	"""@text without the kernel log lines that are not KTAP (see above)."""
+	return ''.join(line for line in text.splitlines(True)
+		       if KTAP_LINE.match(line) and not CPU_ANNOUNCE.match(line.rstrip('\n')))
+
+
 def parse_kunit(src, b, logdir):
 	"""Parse the KTAP on the console with kunit.py; return a summary dict."""
 	con = b['console_text']
 	cut = con.find('SCALABLE: init start')
-	ktap = con[:cut] if cut >= 0 else con
+	ktap = strip_cpu_announcements(con[:cut] if cut >= 0 else con)
 	path = os.path.join(logdir, b['name'] + '.ktap.log')
 	with open(path, 'w') as f:
 		f.write(ktap)

@@ -246,6 +246,19 @@ class AnalyzeTest(unittest.TestCase):
 					      ('scalable', 'openat2'))
 		self.assertTrue([p for p in problems if p.startswith('dcache_oplog')])
 
+	def test_strip_cpu_announcements(self):
+		text = ('[    1.262074]     ok 7 qdo_test_poll\n[    1.275845]  #1 #1 #1\n'
+			'[    1.306474]     # qdo_test_cpu_dead: 3 ran #1\n')
+		self.assertEqual(P.strip_cpu_announcements(text),
+				 '[    1.262074]     ok 7 qdo_test_poll\n'
+				 '[    1.306474]     # qdo_test_cpu_dead: 3 ran #1\n')
+		text = ('[    1.400344]     KTAP version 1\n'
+			'[    1.400395] Freeing initrd memory: 22420K\n'
+			'[    1.400406]     # Subtest: clustered\n[    1.4] ok 8 clustered\n'
+			'[    1.4] 1..9\n[    1.4] # Totals: pass:8\n')
+		self.assertNotIn('Freeing', P.strip_cpu_announcements(text))
+		self.assertEqual(len(P.strip_cpu_announcements(text).splitlines()), 5)
+
 	def test_torture_totals(self):
 		tap = ('# # totals: phase hotplug rounds 8 offlines 8\n'
 		       '# # totals: phase hotplug stat 100 fork 3 inotify 7 ast 9 ast_fuzz 1\n'
