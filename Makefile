@@ -6,7 +6,13 @@
 #   make run      main job: build, boot, test, benchmark, report (MODE=full|quick)
 #   make test     what CI runs: release + debug kernels, all tests, splat check
 #   make series   export the patch series to out/series/ and check it applies
-#   make check    checkpatch --strict, sparse, W=1, coccicheck, kernel-doc
+#   make check    checkpatch --strict, sparse, W=1, coccicheck, kernel-doc,
+#                 the series' objects on x86_64_defconfig, each option on/off, RT
+#   make check-full  make check with whole defconfig kernels, then make deb
+#                 and its boot test (not in CI: about N minutes cold)
+#   make deb      Debian packages of the patched kernel (bindeb-pkg),
+#                 DEB_CONFIG=<.config>|defconfig|guest (default: /boot/config-*)
+#   make deb-test make deb, then boot its kernel against the harness's guest
 #   make trace    cache-line transfers per operation at TRACE_SMP vCPUs (TCG)
 #   make soak     the torture kselftest on the debug kernel, SOAK_SECONDS (1800)
 #
@@ -17,7 +23,8 @@
 # TRACE_SMP=<vCPU counts, default 1,2,4,8,16>, TRACE_MS=<window ms>,
 # TRACE_QUANTUM=<pacing instructions, default 100>,
 # TRACE_WORKLOADS=<comma list of traced programs, default all>,
-# NUMA_NODES=<guest NUMA nodes, default 2 for kcsan, 1 otherwise>.
+# NUMA_NODES=<guest NUMA nodes, default 2 for kcsan, 1 otherwise>,
+# MEM=<guest memory in MiB, default 2048>, DEB_CONFIG=<base config of make deb>.
 
 PY	 ?= python3
 HARNESS	 := $(PY) tools/testing/scalable/scalable.py
@@ -25,13 +32,14 @@ FLAVOURS ?= release debug kcsan
 MODE	 ?= full
 
 export SMP CPUS ACCEL LINUX_TARBALL LINUX_TREE BOOT_TIMEOUT JOBS QEMU MODE \
-	TRACE_SMP TRACE_MS TRACE_QUANTUM TRACE_TIMEOUT TRACE_WORKLOADS SOAK_SECONDS NUMA_NODES
+	TRACE_SMP TRACE_MS TRACE_QUANTUM TRACE_TIMEOUT TRACE_WORKLOADS SOAK_SECONDS NUMA_NODES MEM \
+	DEB_CONFIG
 
-.PHONY: help run quick test prepare build series series-build check boot trace soak clean \
-	distclean
+.PHONY: help run quick test prepare build series series-build check check-full deb deb-test boot trace \
+	soak clean distclean
 
 help:
-	@sed -n '3,20p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,27p' Makefile | sed 's/^# \{0,1\}//'
 
 run:
 	$(HARNESS) run --mode $(MODE)
@@ -60,6 +68,15 @@ series-build:
 
 check:
 	$(HARNESS) check
+
+check-full:
+	$(HARNESS) check --full
+
+deb:
+	$(HARNESS) deb
+
+deb-test:
+	$(HARNESS) deb --test
 
 trace:
 	$(HARNESS) trace

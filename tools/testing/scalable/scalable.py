@@ -17,7 +17,9 @@
 #   scalable_qemu.py    the QEMU command line, boot and watch
 #   scalable_parser.py  splats, KUnit KTAP, kselftest TAP, RESULT lines
 #   scalable_report.py  the benchmark table, out/report.md and report.json
-#   scalable_series.py  git format-patch export, make check
+#   scalable_series.py  git format-patch export, make check's static checks
+#   scalable_configs.py real configs: x86_64_defconfig with each option on
+#                       and off and PREEMPT_RT, make deb and its boot test
 #   scalable_trace.py   the c2c tracer's records: per-operation figures,
 #                       attribution, its checks and its table (stdlib only)
 
@@ -30,6 +32,7 @@ import sys
 import time
 
 import scalable_common as common
+import scalable_configs
 import scalable_series
 import scalable_trace
 from scalable_build import build_kernel, build_plugin
@@ -309,6 +312,48 @@ def cmd_boot(args):
 	return 0 if ok else 1
 
 
+def cmd_check(args):
+	"""make check (and check-full): the static checks, then real configs.
+
+	make check builds the series' objects on x86_64_defconfig in every
+	variant of scalable_configs.variants(); make check-full builds whole
+	kernels instead, then the Debian packages, and boots the packaged
+	kernel against the harness's guest.
+	"""
+	t0 = time.time()
+	failures = scalable_series.static_checks()
+	level = 'full' if args.full else 'objects'
+	failures += ['real config ' + p for p in scalable_configs.real_config_builds(level)]
+	if args.full:
+		debs = scalable_configs.build_deb()
+		failures += ['make deb: ' + p for p in scalable_configs.deb_test(debs)]
+	name = 'make check-full' if args.full else 'make check'
+	if failures:
+		for f in failures:
+			print(f)
+		log('%s FAILED (%.0f s)' % (name, time.time() - t0))
+		return 1
+	log('%s passed in %.0f s' % (name, time.time() - t0))
+	return 0
+
+
+def cmd_deb(args):
+	"""make deb: Debian packages of the patched kernel (bindeb-pkg)."""
+	debs = scalable_configs.build_deb()
+	for d in debs:
+		print('  ' + os.path.relpath(d, common.TOP))
+	if args.test:
+		problems = scalable_configs.deb_test(debs)
+		for p in problems:
+			log(p)
+		return 1 if problems else 0
+	log('install with: dpkg -i ' + ' '.join(
+		os.path.relpath(d, common.TOP) for d in debs
+		if os.path.basename(d).startswith(('linux-image-', 'linux-headers-'))
+		and '-dbg_' not in d))
+	return 0
+
+
 def soak_boot_from_logs():
 	"""The boot of the last make soak, read back from its logs.
 
@@ -418,7 +463,13 @@ def main():
 	p.add_argument('--inject', default='none', choices=('none', 'warn', 'panic', 'hang'))
 	p = sub.add_parser('series', help='export the series with git format-patch')
 	p.add_argument('--build', action='store_true', help='build every step of the series')
-	sub.add_parser('check', help='checkpatch, sparse, W=1, coccicheck and kernel-doc')
+	p = sub.add_parser('check', help='checkpatch, sparse, W=1, coccicheck, kernel-doc and '
+			   'the series\' objects on x86_64_defconfig variants')
+	p.add_argument('--full', action='store_true',
+		       help='whole kernels for every variant, then make deb and its boot test')
+	p = sub.add_parser('deb', help='Debian packages of the patched kernel (bindeb-pkg)')
+	p.add_argument('--test', action='store_true',
+		       help='boot the packaged kernel against the harness\'s guest')
 	sub.add_parser('trace', help='cache-line transfers per operation at TRACE_SMP vCPUs')
 	p = sub.add_parser('soak', help='the kselftest torture on the debug kernel for a while')
 	p.add_argument('--seconds', type=int, default=env_int('SOAK_SECONDS', 1800))
@@ -432,7 +483,7 @@ def main():
 		return {'prepare': cmd_prepare, 'build': cmd_build, 'run': cmd_run, 'test': cmd_test,
 			'boot': cmd_boot, 'trace': cmd_trace, 'soak': cmd_soak,
 			'series': scalable_series.cmd_series,
-			'check': scalable_series.cmd_check}[args.cmd](args) or 0
+			'check': cmd_check, 'deb': cmd_deb}[args.cmd](args) or 0
 	except HarnessError as e:
 		die(str(e), 1)
 	except KeyboardInterrupt:

@@ -75,6 +75,34 @@ def numa_nodes(flavour, smp):
 	return n
 
 
+def guest_mem_mib():
+	"""The guest's memory in MiB: MEM, default 2048 (see README, KVM)."""
+	v = os.environ.get('MEM') or '2048'
+	if not v.isdigit() or int(v) < 256:
+		die('MEM must be the guest memory in MiB, at least 256, not "%s"' % v)
+	return int(v)
+
+
+def check_numa_config(obj, flavour, nodes):
+	"""Refuse a NUMA guest of a kernel built without CONFIG_NUMA.
+
+	Such a kernel ignores the firmware's nodes and runs as one node, so
+	the per-node degree of clustered objects would silently go untested.
+	"""
+	if nodes <= 1:
+		return
+	try:
+		with open(os.path.join(obj, '.config')) as f:
+			has = 'CONFIG_NUMA=y\n' in f.read()
+	except OSError:
+		return
+	if not has:
+		raise HarnessError('NUMA_NODES=%d: the %s kernel is built without CONFIG_NUMA and '
+				   'would run as one node; boot the kcsan kernel '
+				   '(FLAVOURS=kcsan), or add CONFIG_NUMA=y to its config' %
+				   (nodes, flavour))
+
+
 def numa_qemu_args(nodes, smp, mem_mib):
 	"""QEMU options splitting @smp vCPUs and @mem_mib MiB into @nodes nodes.
 
@@ -148,9 +176,10 @@ def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None,
 		accel = 'kvm' if kvm_works() else 'tcg'
 	elif accel not in ('kvm', 'tcg'):
 		raise HarnessError('boot(): accel must be kvm, tcg or None, not %r' % (accel,))
-	mem_mib = 2048
+	mem_mib = guest_mem_mib()
 	mem = '%dM' % mem_mib
 	nodes = numa_nodes(flavour, smp)
+	check_numa_config(obj, flavour, nodes)
 	numa = numa_qemu_args(nodes, smp, mem_mib)
 	for attempt in (1, 2):
 		for p in (console, tap):

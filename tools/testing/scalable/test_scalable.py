@@ -35,9 +35,12 @@ LAYERS = {
 	'scalable_parser': ('scalable_common', 'scalable_kcsan'),
 	'scalable_report': ('scalable_common',),
 	'scalable_series': ('scalable_common', 'scalable_tree', 'scalable_build'),
+	'scalable_configs': ('scalable_common', 'scalable_tree', 'scalable_build', 'scalable_qemu',
+			     'scalable_parser'),
 	'scalable_trace': (),
 	'scalable': ('scalable_common', 'scalable_tree', 'scalable_build', 'scalable_qemu',
-		     'scalable_kcsan', 'scalable_parser', 'scalable_report', 'scalable_series', 'scalable_trace'),
+		     'scalable_kcsan', 'scalable_parser', 'scalable_report', 'scalable_series',
+		     'scalable_configs', 'scalable_trace'),
 }
 
 

@@ -161,6 +161,28 @@ class BootTest(unittest.TestCase):
 			self.assertEqual(Q.numa_nodes('release', 5), 1)
 			self.assertEqual(Q.numa_nodes('release', 8), 4)
 
+	def test_numa_needs_config_numa(self):
+		"""A NUMA guest of a kernel without CONFIG_NUMA is refused."""
+		with tempfile.TemporaryDirectory() as d:
+			Q.check_numa_config(d, 'release', 2)	# no .config: not judged
+			with open(os.path.join(d, '.config'), 'w') as f:
+				f.write('CONFIG_SMP=y\n# CONFIG_NUMA is not set\n')
+			Q.check_numa_config(d, 'release', 1)
+			with self.assertRaises(common.HarnessError):
+				Q.check_numa_config(d, 'release', 2)
+			with open(os.path.join(d, '.config'), 'a') as f:
+				f.write('CONFIG_NUMA=y\n')
+			Q.check_numa_config(d, 'kcsan', 2)
+
+	def test_guest_mem(self):
+		with mock.patch.dict(os.environ, {'MEM': '8192'}):
+			self.assertEqual(Q.guest_mem_mib(), 8192)
+		for bad in ('8G', '100'):
+			with mock.patch.dict(os.environ, {'MEM': bad}), \
+			     contextlib.redirect_stderr(io.StringIO()), \
+			     self.assertRaises(SystemExit):
+				Q.guest_mem_mib()
+
 	def test_numa_args(self):
 		args = Q.numa_qemu_args(3, 8, 2048)
 		self.assertEqual(option(args, '-numa'), ['node,nodeid=0,cpus=0-1,memdev=mem0',
