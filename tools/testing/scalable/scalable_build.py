@@ -210,6 +210,8 @@ def build_initramfs(obj, flavour):
 	os.chmod(shim, 0o755)
 	shutil.copy2(os.path.join(common.HARNESS, 'init.sh'), os.path.join(root, 'init'))
 	os.chmod(os.path.join(root, 'init'), 0o755)
+	# The test run that /init shares with a native run of the tests.
+	shutil.copy2(os.path.join(common.HARNESS, 'kselftests.sh'), os.path.join(root, 'kselftests.sh'))
 	run(['cp', '-a', os.path.join(obj, 'kselftest-install'), os.path.join(root, 'opt', 'kselftest')],
 	    quiet=True)
 	# Shared libraries of the dynamically linked kselftests (DYNAMIC_TARGETS),
