@@ -9,6 +9,7 @@
 #   make check    checkpatch --strict, sparse, W=1, coccicheck, kernel-doc
 #   make trace    cache-line transfers per operation at TRACE_SMP vCPUs (TCG)
 #   make soak     the torture kselftest on the debug kernel, SOAK_SECONDS (1800)
+#   make selftests-tar  the release kselftests + run_scalable.sh, for a booted host
 #
 # Variables: MODE=full|quick (make run), SMP=<guest CPUs, default host CPUs>,
 # CPUS=<benchmark worker counts, e.g. 1,2,4>, FLAVOURS="release debug kcsan",
@@ -28,10 +29,10 @@ export SMP CPUS ACCEL LINUX_TARBALL LINUX_TREE BOOT_TIMEOUT JOBS QEMU MODE \
 	TRACE_SMP TRACE_MS TRACE_QUANTUM TRACE_TIMEOUT TRACE_WORKLOADS SOAK_SECONDS NUMA_NODES
 
 .PHONY: help run quick test prepare build series series-build check boot trace soak clean \
-	distclean
+	distclean selftests-tar
 
 help:
-	@sed -n '3,20p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,21p' Makefile | sed 's/^# \{0,1\}//'
 
 run:
 	$(HARNESS) run --mode $(MODE)
@@ -66,6 +67,9 @@ trace:
 
 soak:
 	$(HARNESS) soak
+
+selftests-tar:
+	$(HARNESS) selftests-tar
 
 clean:
 	rm -rf out build/src build/series build/series-obj

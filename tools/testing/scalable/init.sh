@@ -15,11 +15,14 @@
 # kselftest run (scalable_mode, scalable_cpus, scalable_own,
 # scalable_upstream, scalable_tests, scalable_ast_bench, scalable_soak) are
 # described in kselftests.sh (here /kselftests.sh), which runs the tests
-# for this script and for a native run on a booted host.
+# for this script and for the native run_scalable.sh of make selftests-tar.
 # This script keeps the guest's own parts:
 #   scalable_inject  none | warn | panic | hang  (harness self-tests)
 #   scalable_kmemleak 1: scan for leaks after the tests (debug kernels)
 #   scalable_trace   traced boots (make trace), see below
+#   scalable_native  1: run the unpacked make selftests-tar tarball of
+#                    /opt/scalable-tar instead (scalable.py selftests-tar
+#                    --test), print its report.json on the console
 
 PATH=/bin:/sbin:/usr/bin:/usr/sbin
 export PATH
@@ -63,6 +66,23 @@ hang)
 	say "injected hang"
 	while :; do sleep 1000; done ;;
 esac
+
+# The native run of make selftests-tar's tarball, as on a booted host: its
+# TAP goes to the second serial port afterwards, its report.json to the
+# console between markers; the host compares the report with its own
+# analysis of this boot's logs.
+if [ "${scalable_native:-0}" = 1 ]; then
+	tar=/opt/scalable-tar
+	"$tar/run_scalable.sh" -m "${scalable_mode:-test}" -o /tmp/native \
+		${scalable_cpus:+-c "$scalable_cpus"} > /dev/console 2>&1
+	say "native run_scalable.sh rc=$?"
+	cat /tmp/native/tap.log >> "$out"
+	say "native report.json begin"
+	cat /tmp/native/report.json > /dev/console
+	echo > /dev/console
+	say "native report.json end"
+	finish
+fi
 
 # shellcheck disable=SC1091
 . /kselftests.sh

@@ -2,9 +2,11 @@
 # shellcheck shell=sh
 #
 # What the series' kselftests run and in which order, shared by the guest's
-# /init (init.sh, where this file is /kselftests.sh) and a native run of
-# the same tests on a machine booted into the patched kernel.  Sourced,
-# not run: the caller defines
+# /init (init.sh, where this file is /kselftests.sh) and by run_scalable.sh,
+# which runs them natively on a machine booted into the patched kernel
+# (make selftests-tar, run_native.sh; there it is
+# tools/testing/scalable/kselftests.sh of the tarball).  Sourced, not
+# run: the caller defines
 #   say      print "SCALABLE: <words>" where the host reads its markers
 #            (scalable_parser.py parses them), and "# SCALABLE: ..." in $out
 #   out      where the kselftest TAP goes

@@ -36,8 +36,12 @@ LAYERS = {
 	'scalable_report': ('scalable_common',),
 	'scalable_series': ('scalable_common', 'scalable_tree', 'scalable_build'),
 	'scalable_trace': (),
+	'scalable_native': ('scalable_common', 'scalable_parser', 'scalable_report'),
+	'scalable_tar': ('scalable_common', 'scalable_build', 'scalable_qemu', 'scalable_parser',
+			 'scalable_native'),
 	'scalable': ('scalable_common', 'scalable_tree', 'scalable_build', 'scalable_qemu',
-		     'scalable_kcsan', 'scalable_parser', 'scalable_report', 'scalable_series', 'scalable_trace'),
+		     'scalable_kcsan', 'scalable_parser', 'scalable_report', 'scalable_series', 'scalable_trace',
+		     'scalable_tar'),
 }
 
 
@@ -151,7 +155,7 @@ class WorkloadTest(unittest.TestCase):
 	def test_init_gives_every_benchmark_its_durations(self):
 		# Without KSELFTEST_<NAME>_ARGS a checking boot would run the
 		# default sweep: 1 s warm-up and 5 s measured, 3 runs per cell.
-		# kselftests.sh sets them for init.sh and a native run.
+		# kselftests.sh sets them for init.sh and run_scalable.sh.
 		with open(os.path.join(common.HARNESS, 'kselftests.sh')) as f:
 			text = f.read()
 		m = re.search(r'^\tfor t in ((?:[^;]|\\\n)*); do\n(?:\t\t#.*\n)?\t\tv=KSELFTEST_', text,
