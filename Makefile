@@ -15,6 +15,7 @@
 #   make deb-test make deb, then boot its kernel against the harness's guest
 #   make trace    cache-line transfers per operation at TRACE_SMP vCPUs (TCG)
 #   make soak     the torture kselftest on the debug kernel, SOAK_SECONDS (1800)
+#   make selftests-tar  the release kselftests + run_scalable.sh, for a booted host
 #
 # Variables: MODE=full|quick (make run), SMP=<guest CPUs, default host CPUs>,
 # CPUS=<benchmark worker counts, e.g. 1,2,4>, FLAVOURS="release debug kcsan",
@@ -35,11 +36,11 @@ export SMP CPUS ACCEL LINUX_TARBALL LINUX_TREE BOOT_TIMEOUT JOBS QEMU MODE \
 	TRACE_SMP TRACE_MS TRACE_QUANTUM TRACE_TIMEOUT TRACE_WORKLOADS SOAK_SECONDS NUMA_NODES MEM \
 	DEB_CONFIG
 
-.PHONY: help run quick test prepare build series series-build check check-full deb deb-test boot trace \
-	soak clean distclean
+.PHONY: help run quick test prepare build series series-build check check-full deb deb-test boot \
+	trace soak clean distclean selftests-tar
 
 help:
-	@sed -n '3,27p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,28p' Makefile | sed 's/^# \{0,1\}//'
 
 run:
 	$(HARNESS) run --mode $(MODE)
@@ -83,6 +84,9 @@ trace:
 
 soak:
 	$(HARNESS) soak
+
+selftests-tar:
+	$(HARNESS) selftests-tar
 
 clean:
 	rm -rf out build/src build/series build/series-obj

@@ -20,6 +20,9 @@
 #   scalable_series.py  git format-patch export, make check's static checks
 #   scalable_configs.py real configs: x86_64_defconfig with each option on
 #                       and off and PREEMPT_RT, make deb and its boot test
+#   scalable_native.py  the report of a native run of make selftests-tar's
+#                       tarball (packed in it, with what it imports)
+#   scalable_tar.py     make selftests-tar: pack the tarball, its guest test
 #   scalable_trace.py   the c2c tracer's records: per-operation figures,
 #                       attribution, its checks and its table (stdlib only)
 
@@ -34,6 +37,7 @@ import time
 import scalable_common as common
 import scalable_configs
 import scalable_series
+import scalable_tar
 import scalable_trace
 from scalable_build import build_kernel, build_plugin
 from scalable_common import FLAVOURS, HarnessError, default_smp, die, env_int, host_cpus, log
@@ -268,6 +272,8 @@ def cmd_test(args):
 		summaries.append(summary)
 	if 'release' in flavours and not args.no_trace:
 		results.append(('tracer checks', trace_check(logdir)))
+	if 'release' in flavours and not args.no_selftests_tar:
+		results.append(('selftests-tar test', selftests_tar_test(logdir)))
 	write_report(summaries, 'Scalable series: test report')
 	failed = [n for n, ok in results if not ok]
 	if failed:
@@ -351,6 +357,42 @@ def cmd_deb(args):
 		os.path.relpath(d, common.TOP) for d in debs
 		if os.path.basename(d).startswith(('linux-image-', 'linux-headers-'))
 		and '-dbg_' not in d))
+	return 0
+
+
+def pack_selftests_tar():
+	"""Pack build/release's kselftests with run_scalable.sh; (obj, src, tarball)."""
+	obj = os.path.join(common.BUILD, 'release')
+	src = os.path.join(common.BUILD, 'src', 'linux')
+	if not os.path.exists(os.path.join(obj, 'kselftest-install', 'kselftest-list.txt')):
+		die('no release kselftests in %s: run make build FLAVOURS=release' %
+		    os.path.relpath(obj, common.TOP))
+	tar = scalable_tar.pack(obj, src, os.path.join(common.BUILD, 'selftests-tar',
+							'kselftest-install'))
+	log('packed %s (%.1f MiB): unpack it on a machine booted into the patched kernel and '
+	    'run ./%s as root' % (os.path.relpath(tar, common.TOP), os.path.getsize(tar) / 2**20,
+				  scalable_tar.SCRIPT))
+	return obj, src, tar
+
+
+def selftests_tar_test(logdir):
+	"""The tarball's test boot (make test): True if the two reports agree."""
+	obj, src, tar = pack_selftests_tar()
+	return scalable_tar.test(obj, src, tar, logdir)
+
+
+def cmd_selftests_tar(args):
+	"""make selftests-tar: the release kselftests and run_scalable.sh as a tarball.
+
+	With @args.test, also boot it natively in the release guest (mode
+	test) and check that the report written there matches the host's
+	analysis of the same boot.
+	"""
+	if not args.no_build:
+		cmd_build(argparse.Namespace(flavours=['release']))
+	if args.test:
+		return 0 if selftests_tar_test(os.path.join(common.OUT, 'logs')) else 1
+	pack_selftests_tar()
 	return 0
 
 
@@ -457,6 +499,8 @@ def main():
 	p.add_argument('flavours', nargs='*', default=list(FLAVOURS))
 	p.add_argument('--no-harness-check', action='store_true')
 	p.add_argument('--no-trace', action='store_true', help='skip the tracer checks')
+	p.add_argument('--no-selftests-tar', action='store_true',
+		       help='skip the native run of the selftests-tar tarball in the guest')
 	p = sub.add_parser('boot', help='boot a built kernel once')
 	p.add_argument('flavour', choices=FLAVOURS)
 	p.add_argument('--mode', default=os.environ.get('MODE') or 'test')
@@ -471,6 +515,12 @@ def main():
 	p.add_argument('--test', action='store_true',
 		       help='boot the packaged kernel against the harness\'s guest')
 	sub.add_parser('trace', help='cache-line transfers per operation at TRACE_SMP vCPUs')
+	p = sub.add_parser('selftests-tar', help='the release kselftests and run_scalable.sh, '
+			   'to run natively on a booted host, as a tarball')
+	p.add_argument('--test', action='store_true',
+		       help='boot it in the release guest and compare the reports')
+	p.add_argument('--no-build', action='store_true',
+		       help='pack what build/release has, without building it first')
 	p = sub.add_parser('soak', help='the kselftest torture on the debug kernel for a while')
 	p.add_argument('--seconds', type=int, default=env_int('SOAK_SECONDS', 1800))
 	p.add_argument('--rejudge', action='store_true',
@@ -482,6 +532,7 @@ def main():
 	try:
 		return {'prepare': cmd_prepare, 'build': cmd_build, 'run': cmd_run, 'test': cmd_test,
 			'boot': cmd_boot, 'trace': cmd_trace, 'soak': cmd_soak,
+			'selftests-tar': cmd_selftests_tar,
 			'series': scalable_series.cmd_series,
 			'check': cmd_check, 'deb': cmd_deb}[args.cmd](args) or 0
 	except HarnessError as e:

@@ -191,6 +191,12 @@ def shared_libraries(paths):
 def build_initramfs(obj, flavour):
 	"""Busybox-static root with the kselftests in /opt/kselftest."""
 	root = os.path.join(obj, 'initramfs')
+	initramfs_root(obj, root)
+	return write_cpio(root, os.path.join(obj, 'initramfs.cpio.gz'))
+
+
+def initramfs_root(obj, root):
+	"""Fill @root: busybox, /init and what it sources, the kselftests of @obj."""
 	shutil.rmtree(root, ignore_errors=True)
 	for d in ('bin', 'sbin', 'usr/bin', 'usr/sbin', 'proc', 'sys', 'dev', 'tmp', 'opt', 'etc',
 		  'root'):
@@ -210,22 +216,38 @@ def build_initramfs(obj, flavour):
 	os.chmod(shim, 0o755)
 	shutil.copy2(os.path.join(common.HARNESS, 'init.sh'), os.path.join(root, 'init'))
 	os.chmod(os.path.join(root, 'init'), 0o755)
+	# The test run that /init shares with the native run_scalable.sh.
+	shutil.copy2(os.path.join(common.HARNESS, 'kselftests.sh'), os.path.join(root, 'kselftests.sh'))
 	run(['cp', '-a', os.path.join(obj, 'kselftest-install'), os.path.join(root, 'opt', 'kselftest')],
 	    quiet=True)
 	# Shared libraries of the dynamically linked kselftests (DYNAMIC_TARGETS),
 	# at their host paths: the loader finds them in its default directories.
-	dyn = []
-	for t in common.DYNAMIC_TARGETS:
-		for d, _, names in os.walk(os.path.join(root, 'opt', 'kselftest', t)):
-			dyn += [os.path.join(d, n) for n in names
-				if elf_interpreter(os.path.join(d, n))]
-	for lib in shared_libraries(dyn):
-		dst = os.path.join(root, lib.lstrip('/'))
-		os.makedirs(os.path.dirname(dst), exist_ok=True)
-		shutil.copy(lib, dst)
+	copy_host_files(root, shared_libraries(dynamic_executables(
+		os.path.join(root, 'opt', 'kselftest'))))
 	with open(os.path.join(root, 'etc', 'passwd'), 'w') as f:
 		f.write('root:x:0:0:root:/root:/bin/sh\n')
-	img = os.path.join(obj, 'initramfs.cpio.gz')
+
+
+def dynamic_executables(inst):
+	"""The dynamically linked programs of DYNAMIC_TARGETS in the install @inst."""
+	dyn = []
+	for t in common.DYNAMIC_TARGETS:
+		for d, _, names in os.walk(os.path.join(inst, t)):
+			dyn += [os.path.join(d, n) for n in names
+				if elf_interpreter(os.path.join(d, n))]
+	return dyn
+
+
+def copy_host_files(root, paths):
+	"""Copy the host's files @paths into @root at the same paths."""
+	for path in paths:
+		dst = os.path.join(root, path.lstrip('/'))
+		os.makedirs(os.path.dirname(dst), exist_ok=True)
+		shutil.copy(path, dst)
+
+
+def write_cpio(root, img):
+	"""The gzipped newc cpio of @root, owned by root, at @img."""
 	files = subprocess.run(['find', '.'], cwd=root, capture_output=True, text=True).stdout
 	cpio = subprocess.run(['cpio', '-o', '-H', 'newc', '--quiet', '-R', '0:0'], cwd=root,
 			      input=files.encode(), capture_output=True)

@@ -25,8 +25,11 @@ from scalable_tree import prepare_src, series_files, series_patches
 
 # Options of the base kernel that the series' options need on every real
 # config: KUnit for the test suites (which then run only when booted with
-# kunit.enable=1), debugfs for the switches, stats and debugfs tests.
-SUPPORT = {'CONFIG_KUNIT': 'y', 'CONFIG_KUNIT_DEFAULT_ENABLED': 'n', 'CONFIG_DEBUG_FS': 'y'}
+# kunit.enable=1, and leave their results in /sys/kernel/debug/kunit for
+# make selftests-tar's script), debugfs for the switches, stats and
+# debugfs tests.
+SUPPORT = {'CONFIG_KUNIT': 'y', 'CONFIG_KUNIT_DEFAULT_ENABLED': 'n', 'CONFIG_KUNIT_DEBUGFS': 'y',
+	   'CONFIG_DEBUG_FS': 'y'}
 
 
 def kconfig_blocks(text):

@@ -170,11 +170,16 @@ def judge(console, flavour, src):
 	"""The KCSAN reports of a boot: {'series': [...], 'stock': [...]}.
 
 	Each report is a dict with 'title', 'line' and 'where' (the file:line
-	chains of its accesses, when vmlinux has line tables).
+	chains of its accesses, when vmlinux has line tables).  Without a
+	kernel tree (@src None) no access can be located, and every report is
+	the series'.
 	"""
 	reports = parse(console)
 	if not reports:
 		return {'series': [], 'stock': []}
+	if src is None:
+		series, stock = classify(reports, lambda func, off: [], {})
+		return {'series': series, 'stock': stock}
 	obj = os.path.join(common.BUILD, flavour)
 	smap, vmlinux = os.path.join(obj, 'System.map'), os.path.join(obj, 'vmlinux')
 	if os.path.exists(smap) and os.path.exists(vmlinux):

@@ -72,7 +72,12 @@ def strip_cpu_announcements(text):
 
 
 def parse_kunit(src, b, logdir):
-	"""Parse the KTAP on the console with kunit.py; return a summary dict."""
+	"""Parse the KTAP on the console with kunit.py; return a summary dict.
+
+	kunit.py is the kernel tree @src's, or with @src None (no kernel tree:
+	the tarball of make selftests-tar) the copy of tools/testing/kunit/
+	packed beside the harness, at the same path under common.TOP.
+	"""
 	con = b['console_text']
 	cut = con.find('SCALABLE: init start')
 	ktap = strip_cpu_announcements(con[:cut] if cut >= 0 else con)
@@ -80,7 +85,7 @@ def parse_kunit(src, b, logdir):
 	with open(path, 'w') as f:
 		f.write(ktap)
 	jpath = os.path.join(logdir, b['name'] + '.kunit.json')
-	kunit = os.path.join(src, 'tools', 'testing', 'kunit', 'kunit.py')
+	kunit = os.path.join(src or common.TOP, 'tools', 'testing', 'kunit', 'kunit.py')
 	r = subprocess.run([sys.executable, kunit, 'parse', '--json=' + jpath, path],
 			   capture_output=True, text=True)
 	summary = {'rc': r.returncode, 'passed': 0, 'failed': 0, 'skipped': 0, 'crashed': 0,
@@ -335,7 +340,12 @@ def check_results(results, oplog_runs):
 
 
 def analyze(src, b, logdir, expect_done=True):
-	"""Judge one boot: returns (ok, problems, summary)."""
+	"""Judge one boot: returns (ok, problems, summary).
+
+	@src is the kernel tree, None where there is none (a native run of
+	make selftests-tar's tarball): KUnit is parsed with the packed copy of
+	kunit.py, and a KCSAN report, which cannot be located, fails.
+	"""
 	problems = []
 	con = b['console_text']
 	if b['ended'] == 'timeout':

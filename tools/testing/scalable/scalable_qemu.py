@@ -31,8 +31,12 @@ def kvm_works():
 	return bool(re.search(r'^flags\s*:.*\b(vmx|svm)\b', flags, re.M))
 
 
-def qemu_cmd(obj, smp, accel, append, console, tap, mem, extra_qemu_args=(), sockets=1):
+def qemu_cmd(obj, smp, accel, append, console, tap, mem, extra_qemu_args=(), sockets=1,
+	     initrd=None):
 	"""The QEMU command line that boots build/<flavour> (@obj).
+
+	@initrd replaces @obj's initramfs.cpio.gz (make selftests-tar's test
+	boots its own).
 
 	@sockets > 1 splits the vCPUs into that many sockets (one per NUMA
 	node: a node that shares a last-level cache with another makes the
@@ -45,7 +49,7 @@ def qemu_cmd(obj, smp, accel, append, console, tap, mem, extra_qemu_args=(), soc
 	       '-smp', str(smp) if sockets <= 1 else
 	       '%d,sockets=%d,cores=%d,threads=1' % (smp, sockets, smp // sockets), '-nodefaults', '-display', 'none', '-no-reboot',
 	       '-kernel', os.path.join(obj, 'arch', 'x86', 'boot', 'bzImage'),
-	       '-initrd', os.path.join(obj, 'initramfs.cpio.gz'),
+	       '-initrd', initrd or os.path.join(obj, 'initramfs.cpio.gz'),
 	       '-append', append,
 	       '-chardev', 'file,id=con,path=' + console, '-serial', 'chardev:con',
 	       '-chardev', 'file,id=tap,path=' + tap, '-serial', 'chardev:tap']
@@ -143,14 +147,15 @@ def tcg_tsc_param(accel):
 
 
 def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None,
-	 extra_qemu_args=(), accel=None, extra_append='', tag=''):
+	 extra_qemu_args=(), accel=None, extra_append='', tag='', initrd=None):
 	"""Boot once; return dict with console and tap logs and how it ended.
 
 	@extra_qemu_args are appended to the QEMU command line (qemu_cmd()).
 	@accel 'kvm' or 'tcg' forces the accelerator (a TCG plugin needs TCG);
 	None detects it (kvm_works(), which honours ACCEL).
 	@extra_append is added to the kernel command line, and @tag to the
-	names of the logs (e.g. "trace" for the tracer's boots).
+	names of the logs (e.g. "trace" for the tracer's boots).  @initrd
+	boots another initramfs than @obj's (qemu_cmd()).
 	"""
 	os.makedirs(logdir, exist_ok=True)
 	# KERNEL_ARGS: extra kernel command-line words, e.g. dcache_oplog=off to
@@ -185,7 +190,7 @@ def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None,
 		for p in (console, tap):
 			open(p, 'w').close()
 		cmd = qemu_cmd(obj, smp, accel, append + tcg_tsc_param(accel), console, tap, mem,
-			       numa + list(extra_qemu_args), sockets=nodes)
+			       numa + list(extra_qemu_args), sockets=nodes, initrd=initrd)
 		log('booting %s kernel, -smp %d%s, %s, mode %s (console: %s)' %
 		    (flavour, smp, ', %d NUMA nodes' % nodes if nodes > 1 else '', accel.upper(),
 		     mode, os.path.relpath(console, common.TOP)))

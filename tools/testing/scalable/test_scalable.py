@@ -38,9 +38,12 @@ LAYERS = {
 	'scalable_configs': ('scalable_common', 'scalable_tree', 'scalable_build', 'scalable_qemu',
 			     'scalable_parser'),
 	'scalable_trace': (),
+	'scalable_native': ('scalable_common', 'scalable_parser', 'scalable_report'),
+	'scalable_tar': ('scalable_common', 'scalable_build', 'scalable_qemu', 'scalable_parser',
+			 'scalable_native'),
 	'scalable': ('scalable_common', 'scalable_tree', 'scalable_build', 'scalable_qemu',
 		     'scalable_kcsan', 'scalable_parser', 'scalable_report', 'scalable_series',
-		     'scalable_configs', 'scalable_trace'),
+		     'scalable_configs', 'scalable_trace', 'scalable_tar'),
 }
 
 
@@ -154,9 +157,11 @@ class WorkloadTest(unittest.TestCase):
 	def test_init_gives_every_benchmark_its_durations(self):
 		# Without KSELFTEST_<NAME>_ARGS a checking boot would run the
 		# default sweep: 1 s warm-up and 5 s measured, 3 runs per cell.
-		with open(os.path.join(common.HARNESS, 'init.sh')) as f:
+		# kselftests.sh sets them for init.sh and run_scalable.sh.
+		with open(os.path.join(common.HARNESS, 'kselftests.sh')) as f:
 			text = f.read()
-		m = re.search(r'^for t in ((?:[^;]|\\\n)*); do\n\tv=KSELFTEST_', text, re.M)
+		m = re.search(r'^\tfor t in ((?:[^;]|\\\n)*); do\n(?:\t\t#.*\n)?\t\tv=KSELFTEST_', text,
+			      re.M)
 		self.assertIsNotNone(m)
 		listed = m.group(1).replace('\\\n', ' ').split()
 		for prog in self.engine_programs():

@@ -119,6 +119,17 @@ class SeriesLinesTest(unittest.TestCase):
 			self.assertEqual({'fs/a.c': {2, 4}, 'fs/new.c': None}, out)
 
 
+class JudgeTest(unittest.TestCase):
+	def test_without_kernel_tree(self):
+		"""src None: no report can be located, so every one is the series'."""
+		out = kcsan.judge(REPORT, 'kcsan', None)
+		self.assertEqual([], out['stock'])
+		self.assertEqual(['__dcache_oplog_put+0x4c: not located', 'dput+0x18: not located'],
+				 out['series'][0]['where'])
+		self.assertEqual(2, len(out['series']))
+		self.assertEqual({'series': [], 'stock': []}, kcsan.judge('no report\n', 'kcsan', None))
+
+
 class SeriesPathsTest(unittest.TestCase):
 	def test_files_and_diffs(self):
 		with tempfile.NamedTemporaryFile('w', suffix='.diff', delete=False) as f:

@@ -246,6 +246,33 @@ class AnalyzeTest(unittest.TestCase):
 					      ('scalable', 'openat2'))
 		self.assertTrue([p for p in problems if p.startswith('dcache_oplog')])
 
+	def test_no_kernel_tree(self):
+		"""src None (make selftests-tar's tarball): kunit.py from the copy
+		under TOP, and a KCSAN report, which cannot be located, fails."""
+		stub = ('import json, sys\n'
+			'out = [a for a in sys.argv if a.startswith("--json=")][0][7:]\n'
+			'json.dump({"test_cases": [{"name": __file__, "status": "PASS"}]}, open(out, "w"))\n')
+		with tempfile.TemporaryDirectory() as top:
+			os.makedirs(os.path.join(top, 'tools', 'testing', 'kunit'))
+			kunit_py = os.path.join(top, 'tools', 'testing', 'kunit', 'kunit.py')
+			with open(kunit_py, 'w') as f:
+				f.write(stub)
+			with mock.patch.object(common, 'TOP', top):
+				k = P.parse_kunit(None, self.boot(name='n'), top)
+				with open(os.path.join(top, 'n.kunit.json')) as f:
+					ran = f.read()
+				race = ('BUG: KCSAN: data-race in a / b\n\nread to 0x1 of 4 bytes by task 1 '
+					'on cpu 0:\n a+0x1/0x2\n\n====\n')
+				with mock.patch.object(common, 'SELFTEST_TARGETS', ('scalable',)), \
+				     mock.patch.object(common, 'BENCHMARKS', ()), \
+				     contextlib.redirect_stdout(io.StringIO()):
+					ok, problems, _ = P.analyze(None, self.boot(
+						console_text=CLEAN_BOOT + race), top)
+		self.assertEqual((k['rc'], k['passed']), (0, 1))
+		self.assertIn(kunit_py, ran)
+		self.assertIn('KCSAN report in the series\' code: data-race in a / b '
+			      '(at a+0x1: not located)', problems)
+
 	def test_strip_cpu_announcements(self):
 		text = ('[    1.262074]     ok 7 qdo_test_poll\n[    1.275845]  #1 #1 #1\n'
 			'[    1.306474]     # qdo_test_cpu_dead: 3 ran #1\n')

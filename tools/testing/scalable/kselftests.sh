@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
+#
+# What the series' kselftests run and in which order, shared by the guest's
+# /init (init.sh, where this file is /kselftests.sh) and by run_scalable.sh,
+# which runs them natively on a machine booted into the patched kernel
+# (make selftests-tar, run_native.sh; there it is
+# tools/testing/scalable/kselftests.sh of the tarball).  Sourced, not
+# run: the caller defines
+#   say      print "SCALABLE: <words>" where the host reads its markers
+#            (scalable_parser.py parses them), and "# SCALABLE: ..." in $out
+#   out      where the kselftest TAP goes
+# and runs scalable_kselftests in the kselftest install directory.  The
+# TAP is appended to $out (a file natively, the second serial port in the
+# guest).
+#
+# Parameters, as variables (kernel command-line words in the guest):
+#   scalable_mode    test | quick | full   benchmark durations
+#   scalable_cpus    comma list of worker counts for the benchmarks
+#   scalable_own     0: skip the series' own kselftests (diagnostic boots,
+#                    e.g. the upstream ones with dcache_oplog=off)
+#   scalable_upstream  comma list: run only these upstream collections
+#                    (none: no upstream collection)
+#   scalable_tests   comma list: run only these of the series' own
+#                    kselftests (diagnostic boots, e.g. ast_mutex_test)
+#   scalable_ast_bench  ast_bench arguments, '_' for spaces (diagnostic
+#                    boots, e.g. -t_100,1000_-b_100_-c_2)
+#   scalable_soak    seconds: the torture kselftest alternates its phases
+#                    that long (make soak; with scalable_tests=torture)
+
+# Benchmark durations per mode (KSELFTEST_<PROGRAM>_ARGS, which the
+# kselftest runner passes to each program), and the runner's per-test
+# timeout in $tmo (seconds): a full sweep of fork_truncate (10 values of T)
+# at 16 CPUs runs about 15 minutes, past the 900 s of the settings file.
+# stat_bench's "many" mode stats 100000 names unless told otherwise; a
+# checking boot gives it 8192, still more than the 4096 slots of a CPU's
+# dentry OpLog log cache.
+scalable_bench_args() {
+	case "${scalable_mode:-test}" in
+	full)	bargs="" ; tmo=14400 ; names="" ;;
+	quick)	bargs="-q" ; tmo=3600 ; names="" ;;
+	*)	bargs="-w 50 -m 200 -r 1" ; tmo=900 ; names="-n 8192" ;;
+	esac
+	[ -n "$scalable_cpus" ] && bargs="$bargs -c $scalable_cpus"
+	if [ -n "$scalable_soak" ]; then
+		KSELFTEST_TORTURE_ARGS="-t $scalable_soak"
+		export KSELFTEST_TORTURE_ARGS
+		tmo=$((scalable_soak + 900))
+	fi
+
+	for t in stat_bench open_bench create_bench fork_bench fork_truncate inotify_bench \
+		 ast_bench qdo_latency oplog_list_bench cacheline_bench; do
+		# shellcheck disable=SC2018,SC2019 # program names are ASCII
+		v=KSELFTEST_$(echo "$t" | tr a-z A-Z)_ARGS
+		export "$v=$bargs"
+	done
+	[ -n "$names" ] && KSELFTEST_STAT_BENCH_ARGS="$KSELFTEST_STAT_BENCH_ARGS $names"
+	# ast_bench runs 6 implementations x 3 thread counts (10, 100, 1000) x 3
+	# buffer sizes per CPU count: shorter runs keep the full sweep to a few
+	# minutes (1000-thread runs included).
+	if [ "${scalable_mode:-test}" = full ]; then
+		KSELFTEST_AST_BENCH_ARGS="-w 200 -m 1000 -r 2"
+		[ -n "$scalable_cpus" ] &&
+			KSELFTEST_AST_BENCH_ARGS="$KSELFTEST_AST_BENCH_ARGS -c $scalable_cpus"
+		export KSELFTEST_AST_BENCH_ARGS
+	fi
+	if [ -n "$scalable_ast_bench" ]; then
+		KSELFTEST_AST_BENCH_ARGS=$(echo "$scalable_ast_bench" | tr _ ' ')
+		export KSELFTEST_AST_BENCH_ARGS
+	fi
+}
+
+# The dentry OpLog (fs/dcache_oplog.c): its switch and counters, one line.
+oplog_switch=/sys/kernel/debug/dcache_oplog/enabled
+oplog_stats=/sys/kernel/debug/oplog/dentry/stats
+dcache_oplog_state() {
+	if [ ! -r "$oplog_switch" ] || [ ! -r "$oplog_stats" ]; then
+		echo "absent"
+		return
+	fi
+	# shellcheck disable=SC2046
+	echo "enabled=$(cat "$oplog_switch")" \
+	     $(sed -n 's/^\(hits\|misses\|evictions\|syncs\|flushes\) \(.*\)/\1=\2/p' \
+		   "$oplog_stats") \
+	     "logs=$(cat /sys/kernel/debug/dcache_oplog/logs)"
+}
+
+# The series' own kselftests first, then the upstream ones: the runner
+# would take the collections in alphabetical order, and the upstream tests
+# must run after stat_bench and dcache_oplog_test, which flip the dentry
+# OpLog switch and must leave it as they found it.  The host checks the
+# switch (the "dcache_oplog" markers) and that the OpLog counted
+# references during the upstream tests.  Each run prints its own TAP plan
+# per collection.
+scalable_kselftests() {
+	: "${out:?kselftests.sh: the caller sets out}"
+	if [ "$scalable_upstream" = none ]; then
+		upstream=""
+	elif [ -n "$scalable_upstream" ]; then
+		upstream=$(echo "$scalable_upstream" | tr , ' ')
+	else
+		upstream=$(cut -d: -f1 kselftest-list.txt | sort -u | grep -vx scalable)
+	fi
+	say "dcache_oplog at start: $(dcache_oplog_state)"
+	if [ "${scalable_own:-1}" = 1 ] && grep -q '^scalable:' kselftest-list.txt; then
+		own="-c scalable"
+		if [ -n "$scalable_tests" ]; then
+			own=""
+			for t in $(echo "$scalable_tests" | tr , ' '); do
+				own="$own -t scalable:$t"
+			done
+		fi
+		# shellcheck disable=SC2086
+		./run_kselftest.sh -o "$tmo" $own >> "$out" 2>&1
+		say "kselftest scalable rc=$?"
+	fi
+	if [ -n "$upstream" ]; then
+		cols=""
+		for c in $upstream; do
+			cols="$cols -c $c"
+		done
+		# shellcheck disable=SC2086
+		say "upstream selftests:" $upstream
+		say "dcache_oplog before: $(dcache_oplog_state)"
+		# shellcheck disable=SC2086
+		./run_kselftest.sh -o "$tmo" $cols >> "$out" 2>&1
+		say "kselftest upstream rc=$?"
+		say "dcache_oplog after: $(dcache_oplog_state)"
+	fi
+}
