@@ -125,6 +125,9 @@ if [ -n "$scalable_trace" ]; then
 	finish
 fi
 scalable_kselftests
+# What the guest's memory (MEM) leaves free after the tests (README: KVM).
+say "meminfo $(sed -n 's/^\(MemTotal\|MemAvailable\|Percpu\): *\([0-9]*\) kB/\1=\2kB/p' \
+	/proc/meminfo | tr '\n' ' ')"
 
 if [ "${scalable_kmemleak:-0}" = 1 ] && [ -w /sys/kernel/debug/kmemleak ]; then
 	echo scan > /sys/kernel/debug/kmemleak
