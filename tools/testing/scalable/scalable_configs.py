@@ -361,7 +361,14 @@ def real_config_builds(level):
 
 # ---------------------------------------------------------------- make deb
 
-DEB_DIR = os.path.join(common.BUILD, 'deb')
+# bindeb-pkg writes the packages beside its object tree, build/deb, in
+# build/; they are moved to build/debs.  The object tree sits at the same
+# depth as build/defconfig, so that ccache (CCACHE_BASEDIR, paths relative
+# to the object tree) reuses check-full's all-on objects for a defconfig
+# package.
+DEB_OBJ = os.path.join(common.BUILD, 'deb')
+DEB_DIR = os.path.join(common.BUILD, 'debs')
+DEB_OUTPUTS = ('*.deb', '*.buildinfo', '*.changes')
 
 
 def deb_base_config():
@@ -391,13 +398,14 @@ def build_deb():
 		raise HarnessError('make deb needs dpkg-buildpackage: apt-get install dpkg-dev')
 	src = prepare_src()
 	base = deb_base_config()
-	obj = os.path.join(DEB_DIR, 'linux')
+	obj = DEB_OBJ
 	matrix = variants(series_options())
 	requested = matrix[0][1]
 	with machine_lock('building the Debian packages'):
-		for old in deb_packages() + glob.glob(os.path.join(DEB_DIR, '*.buildinfo')) + \
-			   glob.glob(os.path.join(DEB_DIR, '*.changes')):
-			os.unlink(old)
+		for d in (DEB_DIR, common.BUILD):
+			for pattern in DEB_OUTPUTS:
+				for old in glob.glob(os.path.join(d, pattern)):
+					os.unlink(old)
 		if base == 'guest':
 			from scalable_build import configure as guest_configure
 			guest_configure(src, obj, 'release')
@@ -415,6 +423,10 @@ def build_deb():
 		common.run(make_cmd(src, obj, 'bindeb-pkg', extra=['LOCALVERSION=-scalable']),
 			   env=build_env())
 		log('bindeb-pkg took %.0f s' % (time.time() - t0))
+		os.makedirs(DEB_DIR, exist_ok=True)
+		for pattern in DEB_OUTPUTS:
+			for f in glob.glob(os.path.join(common.BUILD, pattern)):
+				shutil.move(f, os.path.join(DEB_DIR, os.path.basename(f)))
 	debs = deb_packages()
 	if not any(os.path.basename(d).startswith('linux-image-') for d in debs):
 		raise HarnessError('bindeb-pkg produced no linux-image package in %s' % DEB_DIR)
