@@ -9,7 +9,7 @@
 #   make check    checkpatch --strict, sparse, W=1, coccicheck, kernel-doc,
 #                 the series' objects on x86_64_defconfig, each option on/off, RT
 #   make check-full  make check with whole defconfig kernels, then make deb
-#                 and its boot test (not in CI: about N minutes cold)
+#                 and its boot test (not in CI: about 90 minutes cold)
 #   make deb      Debian packages of the patched kernel (bindeb-pkg),
 #                 DEB_CONFIG=<.config>|defconfig|guest (default: /boot/config-*)
 #   make deb-test make deb, then boot its kernel against the harness's guest

@@ -21,7 +21,8 @@ import time
 import scalable_common as common
 from scalable_build import build_env, config_values, make_cmd
 from scalable_common import HarnessError, log, machine_lock
-from scalable_tree import prepare_src, series_files, series_patches
+from scalable_tree import (DEB_PACKAGES, ensure_packages, prepare_src, series_files,
+			   series_patches)
 
 # Options of the base kernel that the series' options need on every real
 # config: KUnit for the test suites (which then run only when booted with
@@ -394,8 +395,8 @@ def deb_packages():
 
 def build_deb():
 	"""bindeb-pkg of the patched tree; returns the .deb paths."""
-	if not shutil.which('dpkg-buildpackage'):
-		raise HarnessError('make deb needs dpkg-buildpackage: apt-get install dpkg-dev')
+	ensure_packages(need_base=not (os.environ.get('LINUX_TREE') or
+				       os.environ.get('LINUX_TARBALL')), extra=DEB_PACKAGES)
 	src = prepare_src()
 	base = deb_base_config()
 	obj = DEB_OBJ

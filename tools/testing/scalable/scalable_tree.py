@@ -42,12 +42,19 @@ PACKAGES = {
 	'python3-ply': '/usr/lib/python3/dist-packages/ply/__init__.py',
 	'python3-git': '/usr/lib/python3/dist-packages/git/__init__.py',
 }
+# make deb: the kernel's bindeb-pkg runs dpkg-buildpackage, which checks the
+# Build-Depends of the debian/control it writes (debhelper-compat).
+DEB_PACKAGES = {
+	'dpkg-dev': '/usr/bin/dpkg-buildpackage',
+	'debhelper': '/usr/bin/dh',
+}
 
 
 # ---------------------------------------------------------------- packages
 
-def missing_packages(need_base):
-	missing = [p for p, f in PACKAGES.items() if not os.path.exists(f)]
+def missing_packages(need_base, extra=None):
+	table = dict(PACKAGES, **(extra or {}))
+	missing = [p for p, f in table.items() if not os.path.exists(f)]
 	if need_base:
 		conf = read_conf()
 		if not os.path.exists(conf['TARBALL']):
@@ -55,8 +62,9 @@ def missing_packages(need_base):
 	return missing
 
 
-def ensure_packages(need_base=True):
-	missing = missing_packages(need_base)
+def ensure_packages(need_base=True, extra=None):
+	"""Install what PACKAGES (and @extra, the same form) name and lacks."""
+	missing = missing_packages(need_base, extra)
 	if not missing:
 		return
 	cmd = ['apt-get', 'install', '-y', '--no-install-recommends'] + missing
