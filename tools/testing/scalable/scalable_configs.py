@@ -11,6 +11,7 @@
 # matrix without an edit here.
 
 import glob
+import json
 import os
 import re
 import shutil
@@ -19,8 +20,11 @@ import tempfile
 import time
 
 import scalable_common as common
-from scalable_build import build_env, config_values, make_cmd
+from scalable_build import build_env, build_kernel, config_values, make_cmd
+from scalable_build import configure as guest_configure
 from scalable_common import HarnessError, log, machine_lock
+from scalable_parser import analyze
+from scalable_qemu import boot, boot_timeout
 from scalable_tree import (DEB_PACKAGES, ensure_packages, prepare_src, series_files,
 			   series_patches)
 
@@ -408,7 +412,6 @@ def build_deb():
 				for old in glob.glob(os.path.join(d, pattern)):
 					os.unlink(old)
 		if base == 'guest':
-			from scalable_build import configure as guest_configure
 			guest_configure(src, obj, 'release')
 			final = config_values(os.path.join(obj, '.config'))
 		else:
@@ -470,7 +473,6 @@ def compare_summaries(guest, deb, suites):
 
 def kunit_suite_counts(path):
 	"""{suite: (passed, failed, skipped, crashed)} from kunit.py's JSON @path."""
-	import json
 	try:
 		with open(path) as f:
 			data = json.load(f)
@@ -492,8 +494,6 @@ def kunit_suite_counts(path):
 
 def boot_summary(obj, tag, logdir, extra_append=''):
 	"""Boot @obj's bzImage and initramfs in test mode; returns (ok, summary)."""
-	from scalable_parser import analyze
-	from scalable_qemu import boot, boot_timeout
 	src = os.path.join(common.BUILD, 'src', 'linux')
 	b = boot(obj, 'release', common.default_smp(), 'test', logdir,
 		 boot_timeout('release', 'test') + 300, extra_append=extra_append, tag=tag)
@@ -519,7 +519,6 @@ def deb_test(debs):
 	Returns the problems (a failed boot, or a difference in the series'
 	KUnit suites or in any kselftest target's counts).
 	"""
-	from scalable_build import build_kernel
 	guest_obj = build_kernel('release')
 	logdir = os.path.join(common.OUT, 'logs')
 	boot_obj = os.path.join(DEB_DIR, 'boot')

@@ -98,6 +98,12 @@ def pack(obj, src, inst):
 	INSTALL_PATH of the kselftest Makefile, tar_files() added, and
 	tarred as its gen_tar target does (FORMAT .gz):
 	@inst/kselftest-packages/kselftest.tar.gz.
+
+	The gen_tar target itself is not called: it depends on its install
+	target, which would install all SELFTEST_TARGETS again in one pass,
+	statically linked, where the ASan-built DYNAMIC_TARGETS cannot link,
+	and would put EXCLUDED_TESTS back in the list.  Its tar command line
+	is the one below.
 	"""
 	shutil.rmtree(inst, ignore_errors=True)
 	os.makedirs(os.path.dirname(inst), exist_ok=True)
