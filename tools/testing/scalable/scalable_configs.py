@@ -452,6 +452,16 @@ def deb_image(debs, dest):
 	return found[0]
 
 
+def deb_config(vmlinuz):
+	"""The /boot/config-<release> that the package installs beside @vmlinuz."""
+	boot, name = os.path.split(vmlinuz)
+	config = os.path.join(boot, 'config-' + name[len('vmlinuz-'):])
+	if not os.path.exists(config):
+		raise HarnessError('the linux-image package has %s but no %s' %
+				   (name, os.path.basename(config)))
+	return config
+
+
 def compare_summaries(guest, deb, suites):
 	"""Where the deb boot's results differ from the harness guest's.
 
@@ -528,6 +538,9 @@ def deb_test(debs):
 	os.symlink(vmlinuz, os.path.join(boot_obj, 'arch', 'x86', 'boot', 'bzImage'))
 	os.symlink(os.path.join(guest_obj, 'initramfs.cpio.gz'),
 		   os.path.join(boot_obj, 'initramfs.cpio.gz'))
+	# The package's config, so that the boot knows what the kernel is
+	# (a JUMP_LABEL kernel boots single-threaded under TCG: tcg_thread()).
+	os.symlink(deb_config(vmlinuz), os.path.join(boot_obj, '.config'))
 	problems = []
 	gok, guest = boot_summary(guest_obj, '', logdir)
 	dok, deb = boot_summary(boot_obj, 'deb', logdir, extra_append='kunit.enable=1')

@@ -411,6 +411,7 @@ def analyze(src, b, logdir, expect_done=True):
 	skip_problems, expected_skips = check_skips(kst, kunit['skips'], b['flavour'])
 	problems += skip_problems
 	summary = {'boot': b['name'], 'flavour': b['flavour'], 'smp': b['smp'], 'accel': b['accel'],
+		   'tcg_thread': b.get('tcg_thread'),
 		   'mode': b['mode'], 'seconds': round(b['seconds'], 1), 'ended': b['ended'],
 		   'kunit': {k: kunit[k] for k in ('passed', 'failed', 'skipped', 'crashed', 'suites')},
 		   'kselftest': dict(kselftest_counts(kst, flavour=b['flavour']), plan=kst['plan']),

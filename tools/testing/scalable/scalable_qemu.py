@@ -56,8 +56,40 @@ def qemu_cmd(obj, smp, accel, append, console, tap, mem, extra_qemu_args=(), soc
 	if accel == 'kvm':
 		cmd += ['-accel', 'kvm', '-cpu', 'host']
 	else:
-		cmd += ['-accel', 'tcg,thread=multi', '-cpu', 'max']
+		cmd += ['-accel', 'tcg,thread=' + tcg_thread(obj), '-cpu', 'max']
 	return cmd + list(extra_qemu_args)
+
+
+def kernel_config_has(obj, option):
+	"""Whether @obj's .config sets CONFIG_@option=y (False without one)."""
+	try:
+		text = open(os.path.join(obj, '.config')).read()
+	except OSError:
+		return False
+	return re.search(r'^CONFIG_%s=y$' % option, text, re.M) is not None
+
+
+def tcg_thread(obj):
+	"""TCG's thread mode for the kernel of @obj: "multi" or "single".
+
+	Multi-threaded TCG (a host thread per vCPU) executes stale translated
+	code after cross-modifying code: a vCPU that translates a block while
+	another vCPU patches it keeps the int3 that text_poke_bp() wrote for a
+	moment, and runs it after the patch is done, when poke_int3_handler()
+	no longer knows the address: "Oops: int3" at a static-key site.  Stock
+	6.12 with CONFIG_JUMP_LABEL=y does it within seconds when sched_feat
+	keys are flipped while the other vCPU schedules; single-threaded TCG
+	(one host thread, vCPUs in turn, so no translation overlaps a write)
+	never did (QEMU 7.2, both measured: README, "Static keys under TCG").  So a
+	kernel whose static keys patch text boots single-threaded;
+	TCG_THREAD=multi|single overrides.
+	"""
+	forced = os.environ.get('TCG_THREAD')
+	if forced:
+		if forced not in ('multi', 'single'):
+			die('TCG_THREAD must be multi or single, not "%s"' % forced)
+		return forced
+	return 'single' if kernel_config_has(obj, 'JUMP_LABEL') else 'multi'
 
 
 # Flavours booted as a NUMA guest by default: two nodes, so that the
@@ -93,14 +125,9 @@ def check_numa_config(obj, flavour, nodes):
 	Such a kernel ignores the firmware's nodes and runs as one node, so
 	the per-node degree of clustered objects would silently go untested.
 	"""
-	if nodes <= 1:
+	if nodes <= 1 or not os.path.exists(os.path.join(obj, '.config')):
 		return
-	try:
-		with open(os.path.join(obj, '.config')) as f:
-			has = 'CONFIG_NUMA=y\n' in f.read()
-	except OSError:
-		return
-	if not has:
+	if not kernel_config_has(obj, 'NUMA'):
 		raise HarnessError('NUMA_NODES=%d: the %s kernel is built without CONFIG_NUMA and '
 				   'would run as one node; boot the kcsan kernel '
 				   '(FLAVOURS=kcsan), or add CONFIG_NUMA=y to its config' %
@@ -192,7 +219,8 @@ def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None,
 		cmd = qemu_cmd(obj, smp, accel, append + tcg_tsc_param(accel), console, tap, mem,
 			       numa + list(extra_qemu_args), sockets=nodes, initrd=initrd)
 		log('booting %s kernel, -smp %d%s, %s, mode %s (console: %s)' %
-		    (flavour, smp, ', %d NUMA nodes' % nodes if nodes > 1 else '', accel.upper(),
+		    (flavour, smp, ', %d NUMA nodes' % nodes if nodes > 1 else '',
+		     accel.upper() + (' ' + tcg_thread(obj) + '-threaded' if accel == 'tcg' else ''),
 		     mode, os.path.relpath(console, common.TOP)))
 		t0 = time.time()
 		with machine_lock('booting'):
@@ -211,7 +239,8 @@ def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None,
 	return {'name': name, 'flavour': flavour, 'smp': smp, 'accel': accel, 'mode': mode,
 		'console': console, 'tap': tap, 'console_text': con, 'tap_text': taptext,
 		'ended': ended or 'exit', 'qemu_rc': proc.returncode, 'seconds': secs,
-		'append': append, 'numa_nodes': nodes}
+		'append': append, 'numa_nodes': nodes,
+		'tcg_thread': tcg_thread(obj) if accel == 'tcg' else None}
 
 
 def watch_guest(cmd, console, tap, accel, timeout):

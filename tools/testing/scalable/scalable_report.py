@@ -93,7 +93,9 @@ def markdown(report):
 						  report['date']), '']
 	for s in summaries:
 		md.append('## %s kernel, -smp %d, %s, mode %s (%.0f s)' %
-			  (s['flavour'], s['smp'], s['accel'].upper(), s['mode'], s['seconds']))
+			  (s['flavour'], s['smp'], s['accel'].upper() +
+			   (' %s-threaded' % s['tcg_thread'] if s.get('tcg_thread') else ''),
+			   s['mode'], s['seconds']))
 		md.append('')
 		k, t = s['kunit'], s['kselftest']
 		md.append('- KUnit: %d passed, %d failed, %d skipped, %d crashed (suites: %s)' %
@@ -141,6 +143,11 @@ def markdown(report):
 	if any(s['accel'] == 'tcg' for s in summaries):
 		md.append('Numbers from TCG (software emulation) show ratios, not hardware speed; '
 			  'run on a KVM host for real scaling numbers.')
+	if any(s.get('tcg_thread') == 'single' for s in summaries):
+		md.append('')
+		md.append('A single-threaded TCG boot (a CONFIG_JUMP_LABEL kernel, README: '
+			  '"Static keys under TCG") runs its vCPUs in turn on one host thread: '
+			  'its multi-CPU numbers are not parallel.')
 	return '\n'.join(md) + '\n'
 
 

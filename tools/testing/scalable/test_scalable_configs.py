@@ -261,6 +261,16 @@ class DebTest(unittest.TestCase):
 		     mock.patch('glob.glob', return_value=[]):
 			self.assertEqual(C.deb_base_config(), 'defconfig')
 
+	def test_deb_config(self):
+		"""The package's config beside its vmlinuz, which deb_test() boots by."""
+		with tempfile.TemporaryDirectory() as d:
+			vmlinuz = os.path.join(d, 'vmlinuz-6.12.117-scalable')
+			open(vmlinuz, 'w').close()
+			self.assertRaises(HarnessError, C.deb_config, vmlinuz)
+			config = os.path.join(d, 'config-6.12.117-scalable')
+			open(config, 'w').close()
+			self.assertEqual(C.deb_config(vmlinuz), config)
+
 
 if __name__ == '__main__':
 	unittest.main()

@@ -29,7 +29,7 @@ def option(cmd, name):
 
 class QemuCmdTest(unittest.TestCase):
 	def cmd(self, accel, extra=()):
-		with mock.patch.dict(os.environ, {'QEMU': ''}):
+		with mock.patch.dict(os.environ, {'QEMU': '', 'TCG_THREAD': ''}):
 			return Q.qemu_cmd('/b/release', 4, accel, 'console=ttyS0', '/o/c.log',
 					  '/o/t.log', '2G', extra)
 
@@ -65,6 +65,45 @@ class QemuCmdTest(unittest.TestCase):
 		self.assertEqual(cmd[0], '/opt/qemu/bin/qemu-system-x86_64')
 
 
+class TcgThreadTest(unittest.TestCase):
+	"""A kernel whose static keys patch text boots single-threaded TCG."""
+
+	def obj(self, d, config):
+		if config is not None:
+			with open(os.path.join(d, '.config'), 'w') as f:
+				f.write(config)
+		return d
+
+	def thread(self, config, forced=''):
+		with tempfile.TemporaryDirectory() as d, \
+		     mock.patch.dict(os.environ, {'TCG_THREAD': forced, 'QEMU': ''}):
+			obj = self.obj(d, config)
+			cmd = Q.qemu_cmd(obj, 2, 'tcg', '', '/c', '/t', '1G')
+			self.assertEqual(option(cmd, '-accel'), ['tcg,thread=' + Q.tcg_thread(obj)])
+			return Q.tcg_thread(obj)
+
+	def test_by_config(self):
+		self.assertEqual(self.thread('CONFIG_SMP=y\nCONFIG_JUMP_LABEL=y\n'), 'single')
+		self.assertEqual(self.thread('CONFIG_SMP=y\n# CONFIG_JUMP_LABEL is not set\n'),
+				 'multi')
+		# a longer option's name is not the option
+		self.assertEqual(self.thread('CONFIG_JUMP_LABEL_FOO=y\n'), 'multi')
+		self.assertEqual(self.thread(None), 'multi')
+
+	def test_forced(self):
+		self.assertEqual(self.thread('CONFIG_JUMP_LABEL=y\n', 'multi'), 'multi')
+		self.assertEqual(self.thread('', 'single'), 'single')
+		with mock.patch.dict(os.environ, {'TCG_THREAD': 'many'}):
+			msg = die_message(self, lambda: Q.tcg_thread('/nonexistent'))
+		self.assertIn('TCG_THREAD must be multi or single', msg)
+
+	def test_kvm_unaffected(self):
+		with tempfile.TemporaryDirectory() as d:
+			cmd = Q.qemu_cmd(self.obj(d, 'CONFIG_JUMP_LABEL=y\n'), 2, 'kvm', '', '/c', '/t',
+					 '1G')
+		self.assertEqual(option(cmd, '-accel'), ['kvm'])
+
+
 class AccelTest(unittest.TestCase):
 	def test_bad_accel(self):
 		with mock.patch.dict(os.environ, {'ACCEL': 'xen'}):
@@ -96,7 +135,8 @@ class BootTest(unittest.TestCase):
 			return proc, watch_results[len(cmds) - 1], 0
 
 		with tempfile.TemporaryDirectory() as d, \
-		     mock.patch.dict(os.environ, dict({'KERNEL_ARGS': '', 'ACCEL': 'tcg'},
+		     mock.patch.dict(os.environ, dict({'KERNEL_ARGS': '', 'ACCEL': 'tcg',
+						       'TCG_THREAD': ''},
 						      **(env or {}))), \
 		     mock.patch.object(Q, 'watch_guest', side_effect=watch), \
 		     mock.patch.object(Q, 'machine_lock',
@@ -119,6 +159,7 @@ class BootTest(unittest.TestCase):
 		self.assertIn('scalable_cpus=1,2', b['append'])
 		self.assertEqual(option(cmds[0], '-append')[0][:len(b['append'])], b['append'])
 		self.assertEqual(option(cmds[0], '-accel'), ['tcg,thread=multi'])
+		self.assertEqual(b['tcg_thread'], 'multi')
 
 	def test_debug_and_kernel_args(self):
 		b, cmds = self.boot([None], env={'KERNEL_ARGS': ' dcache_oplog=off  x=1'},

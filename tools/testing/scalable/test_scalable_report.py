@@ -109,6 +109,16 @@ class ReportTest(unittest.TestCase):
 			self.assertIn(line, md)
 		self.assertTrue(md[-1].startswith('Numbers from TCG'))
 
+	def test_single_threaded_tcg(self):
+		"""A JUMP_LABEL kernel's single-threaded TCG boot says so."""
+		s = dict(SUMMARY, tcg_thread='single')
+		md = R.markdown(dict(self.REPORT, boots=[s])).splitlines()
+		self.assertIn('## release kernel, -smp 2, TCG single-threaded, mode test (12 s)', md)
+		self.assertIn('not parallel', md[-1])
+		md = R.markdown(dict(self.REPORT, boots=[dict(SUMMARY, tcg_thread='multi')]))
+		self.assertIn('TCG multi-threaded, mode test', md)
+		self.assertNotIn('not parallel', md)
+
 	def test_kcsan_stock_reports_listed(self):
 		race = {'title': 'data-race in __d_move / handle_dots',
 			'where': ['fs/dcache.c:2863', 'fs/namei.c:1976']}
