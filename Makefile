@@ -16,6 +16,7 @@
 #   make trace    cache-line transfers per operation at TRACE_SMP vCPUs (TCG)
 #   make soak     the torture kselftest on the debug kernel, SOAK_SECONDS (1800)
 #   make selftests-tar  the release kselftests + run_scalable.sh, for a booted host
+#   make tcg-check  whether multi-threaded TCG survives static-key flips here
 #
 # Variables: MODE=full|quick (make run), SMP=<guest CPUs, default host CPUs>,
 # CPUS=<benchmark worker counts, e.g. 1,2,4>, FLAVOURS="release debug kcsan",
@@ -25,7 +26,8 @@
 # TRACE_QUANTUM=<pacing instructions, default 100>,
 # TRACE_WORKLOADS=<comma list of traced programs, default all>,
 # NUMA_NODES=<guest NUMA nodes, default 2 for kcsan, 1 otherwise>,
-# MEM=<guest memory in MiB, default 2048>, DEB_CONFIG=<base config of make deb>.
+# MEM=<guest memory in MiB, default 2048>, DEB_CONFIG=<base config of make deb>,
+# TCG_THREAD=multi|single (default: single for a CONFIG_JUMP_LABEL kernel).
 
 PY	 ?= python3
 HARNESS	 := $(PY) tools/testing/scalable/scalable.py
@@ -34,13 +36,13 @@ MODE	 ?= full
 
 export SMP CPUS ACCEL LINUX_TARBALL LINUX_TREE BOOT_TIMEOUT JOBS QEMU MODE \
 	TRACE_SMP TRACE_MS TRACE_QUANTUM TRACE_TIMEOUT TRACE_WORKLOADS SOAK_SECONDS NUMA_NODES MEM \
-	DEB_CONFIG
+	DEB_CONFIG TCG_THREAD
 
 .PHONY: help run quick test prepare build series series-build check check-full deb deb-test boot \
-	trace soak clean distclean selftests-tar
+	trace soak clean distclean selftests-tar tcg-check
 
 help:
-	@sed -n '3,28p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,30p' Makefile | sed 's/^# \{0,1\}//'
 
 run:
 	$(HARNESS) run --mode $(MODE)
@@ -84,6 +86,9 @@ trace:
 
 soak:
 	$(HARNESS) soak
+
+tcg-check:
+	$(HARNESS) tcg-check
 
 selftests-tar:
 	$(HARNESS) selftests-tar

@@ -20,6 +20,7 @@
 #   scalable_inject  none | warn | panic | hang  (harness self-tests)
 #   scalable_kmemleak 1: scan for leaks after the tests (debug kernels)
 #   scalable_trace   traced boots (make trace), see below
+#   scalable_keyflip rounds of static-key flips (scalable.py tcg-check)
 #   scalable_native  1: run the unpacked make selftests-tar tarball of
 #                    /opt/scalable-tar instead (scalable.py selftests-tar
 #                    --test), print its report.json on the console
@@ -66,6 +67,33 @@ hang)
 	say "injected hang"
 	while :; do sleep 1000; done ;;
 esac
+
+# scalable.py tcg-check: flip stock static keys (the scheduler's sched_feat
+# keys, CONFIG_SCHED_DEBUG) scalable_keyflip rounds from this CPU while
+# every other CPU runs pipe wakeups and fork+exec through the sites they
+# guard, then power off.  Under a TCG that runs stale translated code this
+# dies "Oops: int3" at one of those sites (scalable_qemu.tcg_thread()).
+if [ -n "${scalable_keyflip:-}" ]; then
+	f=/sys/kernel/debug/sched/features
+	[ -w $f ] || { say "keyflip: no $f (CONFIG_SCHED_DEBUG)"; finish; }
+	c=1
+	while [ $c -lt "$(nproc)" ]; do
+		taskset -c $c sh -c 'yes | cat > /dev/null' &
+		taskset -c $c sh -c 'while :; do /bin/true; done' &
+		c=$((c + 1))
+	done
+	sh -c 'yes | cat > /dev/null' &
+	i=0
+	while [ $i -lt "$scalable_keyflip" ]; do
+		for k in WAKEUP_PREEMPTION TTWU_QUEUE NONTASK_CAPACITY PLACE_LAG RUN_TO_PARITY; do
+			echo NO_$k > $f
+			echo $k > $f
+		done
+		i=$((i + 1))
+	done
+	say "keyflip done rounds=$i"
+	finish
+fi
 
 # The native run of make selftests-tar's tarball, as on a booted host: its
 # TAP goes to the second serial port afterwards, its report.json to the

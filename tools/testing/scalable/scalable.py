@@ -41,7 +41,7 @@ import scalable_tar
 import scalable_trace
 from scalable_build import build_kernel, build_plugin
 from scalable_common import FLAVOURS, HarnessError, default_smp, die, env_int, host_cpus, log
-from scalable_parser import analyze, find_splats, parse_torture_totals
+from scalable_parser import analyze, find_splats, parse_keyflip, parse_torture_totals
 from scalable_qemu import boot, boot_timeout
 from scalable_report import write_report
 from scalable_tree import ensure_packages, prepare_src
@@ -487,6 +487,48 @@ def cmd_soak(args):
 	return 0 if ok else 1
 
 
+def cmd_tcg_check(args):
+	"""Whether this QEMU's TCG runs stale code after a static-key flip.
+
+	Boots the debug kernel (CONFIG_JUMP_LABEL, CONFIG_SCHED_DEBUG) with
+	scalable_keyflip=@args.rounds, once per TCG thread mode: /init flips
+	the scheduler's stock feature keys while the other vCPUs run through
+	their sites (init.sh).  Multi-threaded TCG that runs stale translated
+	code dies "Oops: int3"; that is why a JUMP_LABEL kernel boots
+	single-threaded (scalable_qemu.tcg_thread()).  Fails if the
+	single-threaded boot does not finish cleanly, which would make that
+	choice wrong; the multi-threaded result is reported either way.
+	"""
+	cmd_build(argparse.Namespace(flavours=['debug']))
+	obj = os.path.join(common.BUILD, 'debug')
+	logdir = os.path.join(common.OUT, 'logs')
+	smp = max(2, default_smp())
+	ok = True
+	saved = os.environ.get('TCG_THREAD')
+	try:
+		for thread in ('multi', 'single'):
+			os.environ['TCG_THREAD'] = thread
+			b = boot(obj, 'debug', smp, 'test', logdir, args.timeout, accel='tcg',
+				 extra_append='kunit.enable=0 scalable_keyflip=%d' % args.rounds,
+				 tag='keyflip-' + thread)
+			rounds, int3 = parse_keyflip(b['console_text'])
+			others = [s for s in find_splats(b['console_text'])
+				  if s[0] != 'stack trace' and 'int3' not in s[1]]
+			clean = rounds == args.rounds and not int3 and not others
+			log('tcg-check: %s-threaded TCG, %d vCPUs: %s after %.0f s' %
+			    (thread, smp, 'clean, %d rounds of %d key flips' % (rounds, 10 * rounds)
+			     if clean else '; '.join(int3 + [s[1] for s in others]) or
+			     'did not finish (%s)' % b['ended'], b['seconds']))
+			if thread == 'single' and not clean:
+				ok = False
+	finally:
+		if saved is None:
+			os.environ.pop('TCG_THREAD', None)
+		else:
+			os.environ['TCG_THREAD'] = saved
+	return 0 if ok else 1
+
+
 def main():
 	ap = argparse.ArgumentParser(description=__doc__)
 	sub = ap.add_subparsers(dest='cmd', required=True)
@@ -521,6 +563,10 @@ def main():
 		       help='boot it in the release guest and compare the reports')
 	p.add_argument('--no-build', action='store_true',
 		       help='pack what build/release has, without building it first')
+	p = sub.add_parser('tcg-check', help='whether multi-threaded TCG runs stale code after '
+			   'a static-key flip (boots the debug kernel twice)')
+	p.add_argument('--rounds', type=int, default=200)
+	p.add_argument('--timeout', type=int, default=900)
 	p = sub.add_parser('soak', help='the kselftest torture on the debug kernel for a while')
 	p.add_argument('--seconds', type=int, default=env_int('SOAK_SECONDS', 1800))
 	p.add_argument('--rejudge', action='store_true',
@@ -532,7 +578,7 @@ def main():
 	try:
 		return {'prepare': cmd_prepare, 'build': cmd_build, 'run': cmd_run, 'test': cmd_test,
 			'boot': cmd_boot, 'trace': cmd_trace, 'soak': cmd_soak,
-			'selftests-tar': cmd_selftests_tar,
+			'selftests-tar': cmd_selftests_tar, 'tcg-check': cmd_tcg_check,
 			'series': scalable_series.cmd_series,
 			'check': cmd_check, 'deb': cmd_deb}[args.cmd](args) or 0
 	except HarnessError as e:

@@ -434,6 +434,21 @@ def analyze(src, b, logdir, expect_done=True):
 	return not problems, problems, summary
 
 
+def parse_keyflip(text):
+	"""What a scalable_keyflip boot's console says (scalable.py tcg-check).
+
+	Returns (rounds, int3) where @rounds is the number of flip rounds the
+	guest finished (None if it did not finish) and @int3 the "Oops: int3"
+	reports with the RIP line that follows each.
+	"""
+	m = re.search(r'SCALABLE: keyflip done rounds=(\d+)', text)
+	int3 = []
+	for o in re.finditer(r'Oops: int3.*', text):
+		rip = re.search(r'RIP: 0010:(\S+)', text[o.end():])
+		int3.append('%s at %s' % (o.group(0).strip(), rip.group(1) if rip else '?'))
+	return (int(m.group(1)) if m else None), int3
+
+
 def parse_torture_totals(text):
 	"""Sum the "totals:" lines of the kselftest torture in TAP @text.
 

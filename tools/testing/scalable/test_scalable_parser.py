@@ -121,6 +121,24 @@ SCALABLE: dcache_oplog after: enabled=1 hits=900 misses=60 evictions=1 syncs=50 
 """
 
 
+class KeyflipTest(unittest.TestCase):
+	"""scalable.py tcg-check's reading of a scalable_keyflip boot."""
+
+	def test_clean(self):
+		self.assertEqual(P.parse_keyflip(CLEAN_BOOT + 'SCALABLE: keyflip done rounds=200\n'),
+				 (200, []))
+
+	def test_int3(self):
+		# as stock 6.12 printed it under multi-threaded TCG (tcg_thread())
+		text = (CLEAN_BOOT + '[    1.583154] Oops: int3: 0000 [#1] SMP\n'
+			'[    1.583160] CPU: 0 UID: 0 PID: 1 Comm: init Not tainted 6.12.117 #1\n'
+			'[    1.583165] RIP: 0010:pick_eevdf+0x3e/0x180\n')
+		rounds, int3 = P.parse_keyflip(text)
+		self.assertIsNone(rounds)
+		self.assertEqual(int3, ['Oops: int3: 0000 [#1] SMP at pick_eevdf+0x3e/0x180'])
+		self.assertIn('Oops', {k for k, _ in P.find_splats(text)})
+
+
 class KselftestTest(unittest.TestCase):
 	def test_parse(self):
 		k = P.parse_kselftest(KSELFTEST)
