@@ -173,15 +173,23 @@ def parse_kselftest(text):
 	return {'plan': plan, 'blocks': blocks, 'top': top, 'sub': sub}
 
 
-def kselftest_counts(kst, target=None, flavour=None):
+def boot_exclusions(append):
+	"""{test: why} of the scalable_exclude= word of a kernel command line."""
+	m = re.search(r'(?:^|\s)scalable_exclude=(\S+)', append or '')
+	return {t: 'excluded on this boot\'s command line (scalable_exclude)'
+		for t in (m.group(1).split(',') if m else []) if t}
+
+
+def kselftest_counts(kst, target=None, flavour=None, extra=()):
 	"""Pass/skip/fail counts of tests and subtests, of one target or all.
 
-	The tests that EXCLUDED_TESTS keeps from running on @flavour count as
-	skipped.
+	The tests that EXCLUDED_TESTS keeps from running on @flavour, and the
+	@extra ones (boot_exclusions()), count as skipped.
 	"""
 	top = [t for t in kst['top'] if target is None or t['target'] == target]
 	sub = [t for t in kst['sub'] if target is None or t['target'] == target]
-	excluded = [t for t in (common.excluded_tests(flavour) if flavour else {})
+	names = set(common.excluded_tests(flavour) if flavour else {}) | set(extra)
+	excluded = [t for t in names
 		    if t.split(':')[0] in common.SELFTEST_TARGETS and
 		    (target is None or t.split(':')[0] == target)]
 	return {'passed': sum(1 for t in top if t['ok'] and not t['skip']),
@@ -410,14 +418,21 @@ def analyze(src, b, logdir, expect_done=True):
 			problems.append('  subtest failed: ' + t['name'])
 	skip_problems, expected_skips = check_skips(kst, kunit['skips'], b['flavour'])
 	problems += skip_problems
+	dropped = boot_exclusions(b.get('append'))
+	if 'SCALABLE: upstream selftests:' in con:
+		for t in dropped:
+			if 'SCALABLE: excluded on the command line: %s\n' % t not in con:
+				problems.append('scalable_exclude names %s, which the guest did not exclude '
+						'(not an upstream test of this boot?)' % t)
 	summary = {'boot': b['name'], 'flavour': b['flavour'], 'smp': b['smp'], 'accel': b['accel'],
 		   'tcg_thread': b.get('tcg_thread'),
 		   'mode': b['mode'], 'seconds': round(b['seconds'], 1), 'ended': b['ended'],
 		   'kunit': {k: kunit[k] for k in ('passed', 'failed', 'skipped', 'crashed', 'suites')},
-		   'kselftest': dict(kselftest_counts(kst, flavour=b['flavour']), plan=kst['plan']),
-		   'targets': {t: kselftest_counts(kst, t, b['flavour'])
+		   'kselftest': dict(kselftest_counts(kst, flavour=b['flavour'], extra=dropped),
+				     plan=kst['plan']),
+		   'targets': {t: kselftest_counts(kst, t, b['flavour'], dropped)
 			       for t in common.SELFTEST_TARGETS},
-		   'not_run': common.excluded_tests(b['flavour']),
+		   'not_run': dict(common.excluded_tests(b['flavour']), **dropped),
 		   'expected_skips': expected_skips,
 		   'dcache_oplog': oplog,
 		   'kcsan_stock': [{'title': r['title'], 'where': r['where']}

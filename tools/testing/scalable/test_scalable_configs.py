@@ -15,6 +15,7 @@ import unittest
 from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scalable_common as common  # noqa: E402
 import scalable_configs as C  # noqa: E402
 from scalable_common import HarnessError  # noqa: E402
 
@@ -260,6 +261,13 @@ class DebTest(unittest.TestCase):
 		     mock.patch('os.path.isfile', return_value=False), \
 		     mock.patch('glob.glob', return_value=[]):
 			self.assertEqual(C.deb_base_config(), 'defconfig')
+
+	def test_deb_excluded(self):
+		"""What deb_test() leaves out names upstream tests the guest runs, with a reason."""
+		for t, why in C.DEB_EXCLUDED.items():
+			self.assertIn(t.split(':')[0], common.SELFTEST_TARGETS)
+			self.assertNotIn(t, common.EXCLUDED_TESTS)
+			self.assertGreater(len(why), 40)
 
 	def test_deb_config(self):
 		"""The package's config beside its vmlinuz, which deb_test() boots by."""

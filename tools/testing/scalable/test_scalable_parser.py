@@ -237,6 +237,25 @@ class AnalyzeTest(unittest.TestCase):
 		self.assertEqual(summary['targets']['openat2']['subtests_skipped'], 1)
 		self.assertEqual(summary['console'], 'c.log')
 
+	def test_boot_exclusions(self):
+		"""scalable_exclude: not run, counted as skipped, and announced by the guest."""
+		self.assertEqual(P.boot_exclusions(''), {})
+		self.assertEqual(list(P.boot_exclusions('x=1 scalable_exclude=proc:read,tmpfs:a y')),
+				 ['proc:read', 'tmpfs:a'])
+		con = CLEAN_BOOT + OPLOG_CONSOLE.replace(
+			'SCALABLE: dcache_oplog before', 'SCALABLE: excluded on the command line: '
+			'openat2:rename_attack_test\nSCALABLE: dcache_oplog before')
+		b = self.boot(append='scalable_exclude=openat2:rename_attack_test', console_text=con)
+		_, problems, summary = self.analyze(b, ('scalable', 'openat2'))
+		self.assertIn('openat2:rename_attack_test', summary['not_run'])
+		self.assertEqual(summary['targets']['openat2']['skipped'], 1)
+		self.assertFalse([p for p in problems if 'scalable_exclude' in p])
+		# a name the guest did not exclude (a typo, or not of this boot) is a problem
+		b = self.boot(append='scalable_exclude=openat2:no_such_test', console_text=con)
+		_, problems, _ = self.analyze(b, ('scalable', 'openat2'))
+		self.assertIn('scalable_exclude names openat2:no_such_test, which the guest did not '
+			      'exclude (not an upstream test of this boot?)', problems)
+
 	def test_timeout_and_missing_benchmark(self):
 		ok, problems, _ = self.analyze(self.boot(ended='timeout'), ('scalable',),
 					       ('stat_bench', 'fork_bench'))
