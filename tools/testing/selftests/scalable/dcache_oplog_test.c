@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "../kselftest.h"
+#include "sysfs_util.h"
 
 #define SWITCH		"/sys/kernel/debug/dcache_oplog/enabled"
 #define LOGS		"/sys/kernel/debug/dcache_oplog/logs"
@@ -58,38 +59,17 @@
 
 static char root[256];
 
-static long read_long(const char *path)
+/* The number at the start of @path, or -1 if it cannot be read. */
+static long read_count(const char *path)
 {
-	char buf[64];
-	ssize_t n;
-	int fd;
+	long n;
 
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	return strtol(buf, NULL, 10);
-}
-
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
+	return sysfs_read_long(path, &n) ? -1 : n;
 }
 
 static long nr_dentry(void)
 {
-	return read_long("/proc/sys/fs/dentry-state");
+	return read_count("/proc/sys/fs/dentry-state");
 }
 
 static long now_ms(void)
@@ -268,17 +248,17 @@ static void test_race(int ncpu)
 	/* flip the switch: safe whatever the per-CPU counts hold */
 	while ((t = now_ms()) < until) {
 		usleep(100 * 1000);
-		write_str(SWITCH, flips++ & 1 ? "1" : "0");
+		sysfs_write_str(SWITCH, flips++ & 1 ? "1" : "0");
 	}
-	write_str(SWITCH, "1");
+	sysfs_write_str(SWITCH, "1");
 	if (wait_all(pids, ncpu)) {
 		ksft_test_result_fail("race: a racer failed\n");
 		return;
 	}
 	/* Off detaches every log: fast_dput() then ignores d_oplog. */
-	write_str(SWITCH, "0");
-	off_logs = read_long(LOGS);
-	write_str(SWITCH, "1");
+	sysfs_write_str(SWITCH, "0");
+	off_logs = read_count(LOGS);
+	sysfs_write_str(SWITCH, "1");
 	if (off_logs)
 		ksft_print_msg("race: %ld logs left with the switch off\n",
 			       off_logs);
@@ -299,7 +279,7 @@ static void test_umount(int ncpu)
 		return;
 	}
 	dentries0 = nr_dentry();
-	logs0 = read_long(LOGS);
+	logs0 = read_count(LOGS);
 	if (mount("none", root, "tmpfs", 0, "size=64m")) {
 		ksft_test_result_fail("mount: %s\n", strerror(errno));
 		return;
@@ -342,7 +322,7 @@ static void test_umount(int ncpu)
 		return;
 	}
 	dentries1 = nr_dentry();
-	logs1 = read_long(LOGS);
+	logs1 = read_count(LOGS);
 	ksft_print_msg("before: %ld dentries, %ld logs; hot: %ld dentries, %ld logs\n",
 		       dentries0, logs0, dentries1, logs1);
 	if (umount2(root, 0)) {
@@ -351,7 +331,7 @@ static void test_umount(int ncpu)
 		return;
 	}
 	dentries2 = nr_dentry();
-	logs2 = read_long(LOGS);
+	logs2 = read_count(LOGS);
 	ksft_print_msg("after umount: %ld dentries, %ld logs\n", dentries2, logs2);
 	ksft_test_result(logs1 > logs0 && dentries1 >= dentries0 + NR_FILES &&
 			 dentries2 < dentries0 + NR_FILES / 4 &&
@@ -359,21 +339,12 @@ static void test_umount(int ncpu)
 			 "umount of a tmpfs with hot dentries frees them\n");
 }
 
-/* The "logs" line of OpLog's statistics of the dentry type. */
+/* The "logs" line of OpLog's statistics of the dentry type, or -1. */
 static long stats_logs(void)
 {
-	char line[128];
-	long n = -1;
-	FILE *f;
+	long n;
 
-	f = fopen(STATS, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "logs %ld", &n) == 1)
-			break;
-	fclose(f);
-	return n;
+	return sysfs_read_stat(STATS, "logs", &n) ? -1 : n;
 }
 
 /* Pinned to SHRINK_CPU: create, open, stat and close every name. */
@@ -422,9 +393,9 @@ static void test_shrink(void)
 		ksft_test_result_fail("shrink: mount: %s\n", strerror(errno));
 		return;
 	}
-	write_str("/proc/sys/vm/drop_caches", "2");
+	sysfs_write_str("/proc/sys/vm/drop_caches", "2");
 	logs0 = stats_logs();
-	pins0 = read_long(LOGS);
+	pins0 = read_count(LOGS);
 	pid = fork();
 	if (!pid)
 		_exit(shrink_worker());
@@ -435,7 +406,7 @@ static void test_shrink(void)
 		goto out;
 	}
 	logs1 = stats_logs();
-	pins1 = read_long(LOGS);
+	pins1 = read_count(LOGS);
 	ksft_print_msg("shrink: before %ld logs %ld pins\n", logs0, pins0);
 	ksft_print_msg("shrink: after %d names on CPU %d: %ld logs %ld pins\n",
 		       NR_SHRINK, SHRINK_CPU, logs1, pins1);
@@ -446,9 +417,9 @@ static void test_shrink(void)
 	/* A clock algorithm: the first pass only clears the referenced bits. */
 	limit = (logs1 - logs0) / 8;
 	for (tries = 1; tries <= SHRINK_TRIES; tries++) {
-		write_str("/proc/sys/vm/drop_caches", "2");
+		sysfs_write_str("/proc/sys/vm/drop_caches", "2");
 		logs2 = stats_logs();
-		pins2 = read_long(LOGS);
+		pins2 = read_count(LOGS);
 		if (logs2 <= logs0 + limit && pins2 <= pins0 + limit)
 			break;
 	}
@@ -470,8 +441,7 @@ int main(void)
 	ksft_set_plan(3);
 	if (getuid())
 		ksft_exit_skip("needs root\n");
-	saved = read_long(SWITCH);
-	if (saved < 0)
+	if (sysfs_read_long(SWITCH, &saved))
 		ksft_exit_skip("no %s (CONFIG_DCACHE_OPLOG off, or no debugfs)\n",
 			       SWITCH);
 	if (ncpu > 1024)
@@ -480,7 +450,7 @@ int main(void)
 	if (mkdir(root, 0755) || mount("none", root, "tmpfs", 0, "size=64m"))
 		ksft_exit_fail_msg("mount tmpfs on %s: %s\n", root,
 				   strerror(errno));
-	write_str(SWITCH, "1");
+	sysfs_write_str(SWITCH, "1");
 
 	test_race(ncpu);
 	test_umount(ncpu);
@@ -488,6 +458,6 @@ int main(void)
 
 	umount2(root, MNT_DETACH);
 	rmdir(root);
-	write_str(SWITCH, saved ? "1" : "0");
+	sysfs_write_str(SWITCH, saved ? "1" : "0");
 	ksft_finished();
 }

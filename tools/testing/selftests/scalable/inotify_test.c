@@ -71,6 +71,7 @@
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
+#include "sysfs_util.h"
 
 #ifndef IN_MASK_CREATE
 #define IN_MASK_CREATE		0x10000000
@@ -121,58 +122,15 @@ static void sleep_ms(long ms)
 		;
 }
 
-static int read_str(const char *path, char *buf, size_t size)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = 0;
-	return 0;
-}
-
-static int write_str(const char *path, const char *s)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
-static long read_long(const char *path)
-{
-	char buf[32];
-
-	if (read_str(path, buf, sizeof(buf)))
-		return -1;
-	return strtol(buf, NULL, 10);
-}
-
 /*
  * The "hits" count of the inotify OpLog type (lib/oplog.c), -1 without
  * one: events that went to a per-CPU log on its fast path.
  */
 static long oplog_hits(void)
 {
-	char buf[1024], *p;
+	long hits;
 
-	if (read_str(STATS, buf, sizeof(buf)))
-		return -1;
-	p = strstr(buf, "\nhits ");
-	return p ? strtol(p + 6, NULL, 10) : -1;
+	return sysfs_read_stat(STATS, "hits", &hits) ? -1 : hits;
 }
 
 static int write_long(const char *path, long v)
@@ -180,7 +138,7 @@ static int write_long(const char *path, long v)
 	char buf[32];
 
 	snprintf(buf, sizeof(buf), "%ld", v);
-	return write_str(path, buf);
+	return sysfs_write_str(path, buf);
 }
 
 static int rm_one(const char *path, const struct stat *sb, int type,
@@ -617,7 +575,7 @@ static char proc_state(pid_t pid)
 	char path[64], buf[512], *p;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (read_str(path, buf, sizeof(buf)))
+	if (sysfs_read_str(path, buf, sizeof(buf)) < 0)
 		return 0;
 	p = strrchr(buf, ')');
 	return p && p[1] == ' ' ? p[2] : 0;
@@ -715,8 +673,8 @@ FIXTURE_SETUP(inotify)
 	self->dir[0] = 0;
 	if (!have_switch && !strcmp(variant->enabled, "1"))
 		SKIP(return, "no inotify_oplog switch");
-	if (have_switch && read_str(SWITCH, self->saved_switch,
-				    sizeof(self->saved_switch)))
+	if (have_switch && sysfs_read_str(SWITCH, self->saved_switch,
+					  sizeof(self->saved_switch)) < 0)
 		SKIP(return, "cannot read %s (not root?)", SWITCH);
 
 	ASSERT_EQ(0, sched_getaffinity(0, sizeof(set), &set));
@@ -731,10 +689,10 @@ FIXTURE_SETUP(inotify)
 	ASSERT_NE(NULL, mkdtemp(self->dir));
 
 	if (have_switch) {
-		if (write_str(SWITCH, variant->enabled) ||
-		    read_str(SWITCH, cur, sizeof(cur)) ||
+		if (sysfs_write_str(SWITCH, variant->enabled) ||
+		    sysfs_read_str(SWITCH, cur, sizeof(cur)) < 0 ||
 		    strcmp(cur, variant->enabled)) {
-			write_str(SWITCH, self->saved_switch);
+			sysfs_write_str(SWITCH, self->saved_switch);
 			rmdir(self->dir);
 			ASSERT_TRUE(false) TH_LOG("cannot set %s to %s", SWITCH,
 						  variant->enabled);
@@ -748,7 +706,7 @@ FIXTURE_TEARDOWN(inotify)
 	if (self->saved_maxq >= 0)
 		write_long(MAXQ, self->saved_maxq);
 	if (self->switched)
-		write_str(SWITCH, self->saved_switch);
+		sysfs_write_str(SWITCH, self->saved_switch);
 	if (self->dir[0])
 		rm_rf(self->dir);
 }
@@ -756,9 +714,9 @@ FIXTURE_TEARDOWN(inotify)
 /* Set max_queued_events (for instances created from now on). */
 static int set_maxq(struct _test_data_inotify *self, long v)
 {
-	long old = read_long(MAXQ);
+	long old;
 
-	if (old < 0)
+	if (sysfs_read_long(MAXQ, &old))
 		return -1;
 	if (self->saved_maxq < 0)
 		self->saved_maxq = old;
@@ -774,9 +732,9 @@ static void restore_maxq(struct _test_data_inotify *self)
 /* max_queued_events at least @min: 0, or -1 (not root, cannot write). */
 static int ensure_maxq(struct _test_data_inotify *self, long min)
 {
-	long cur = read_long(MAXQ);
+	long cur;
 
-	if (cur >= min)
+	if (!sysfs_read_long(MAXQ, &cur) && cur >= min)
 		return 0;
 	if (geteuid())
 		return -1;

@@ -29,7 +29,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <sched.h>
 #include <signal.h>
@@ -42,6 +41,7 @@
 #include <unistd.h>
 
 #include "../kselftest.h"
+#include "sysfs_util.h"
 #include "trace_mark.h"
 
 #define DIR		"/sys/kernel/debug/oplog_test/"
@@ -124,40 +124,13 @@ static int parse_counts(char *arg)
 	return 0;
 }
 
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
-static ssize_t read_str(const char *path, char *buf, size_t size)
-{
-	ssize_t n, len = 0;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		return -errno;
-	while ((n = read(fd, buf + len, size - 1 - len)) > 0)
-		len += n;
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[len] = 0;
-	return len;
-}
-
 /* Worker i: pin to its CPU, run the loop in the kernel, publish. */
 static int run_worker(int idx)
 {
 	struct worker_result *r = &results[idx];
 	char buf[128];
 	cpu_set_t set;
+	ssize_t n;
 
 	CPU_ZERO(&set);
 	CPU_SET(cpu_list[idx], &set);
@@ -166,8 +139,9 @@ static int run_worker(int idx)
 			cpu_list[idx], strerror(errno));
 		return 1;
 	}
-	if (read_str(RUN, buf, sizeof(buf)) < 0) {
-		fprintf(stderr, "oplog_list: worker %d: read %s: %s\n", idx, RUN, strerror(errno));
+	n = sysfs_read_file(RUN, buf, sizeof(buf));
+	if (n < 0) {
+		fprintf(stderr, "oplog_list: worker %d: read %s: %s\n", idx, RUN, strerror(-n));
 		return 1;
 	}
 	if (sscanf(buf, "ops=%llu ns=%llu cpu=%d total=%llu", &r->ops, &r->ns,
@@ -187,12 +161,15 @@ static double run_once(int mode, int cpus)
 	double rate = 0;
 	pid_t pids[MAX_CPUS];
 	unsigned long long total;
-	int i, status, failed = 0;
+	int i, status, ret, failed = 0;
+	long loops;
+	ssize_t n;
 
 	snprintf(cfg, sizeof(cfg), "%s %d %ld %ld", mode_names[mode], cpus, warmup_ms,
 		 measure_ms);
-	if (write_str(CONFIG, cfg)) {
-		ksft_print_msg("write '%s' to %s: %s\n", cfg, CONFIG, strerror(errno));
+	ret = sysfs_write_str(CONFIG, cfg);
+	if (ret) {
+		ksft_print_msg("write '%s' to %s: %s\n", cfg, CONFIG, strerror(-ret));
 		return -1;
 	}
 	memset(results, 0, sizeof(*results) * cpus);
@@ -216,8 +193,9 @@ static double run_once(int mode, int cpus)
 	for (i = 0, total = 0; i < cpus; i++)
 		total += results[i].total;
 	trace_window_report("oplog_list", mode_names[mode], cpus, total, !failed);
-	if (read_str(CHECK, buf, sizeof(buf)) < 0) {
-		ksft_print_msg("read %s: %s\n", CHECK, strerror(errno));
+	n = sysfs_read_file(CHECK, buf, sizeof(buf));
+	if (n < 0) {
+		ksft_print_msg("read %s: %s\n", CHECK, strerror(-n));
 		return -1;
 	}
 	buf[strcspn(buf, "\n")] = 0;
@@ -228,9 +206,8 @@ static double run_once(int mode, int cpus)
 	for (i = 0; i < cpus; i++)
 		rate += (double)results[i].ops * 1e6 / results[i].ns;
 	ksft_print_msg("%s: %.3f ops/ms\n", buf, rate);
-	if (read_str(SPIN_LOOPS, buf, sizeof(buf)) > 0)
-		ksft_print_msg("spin: %ld loop iterations per 1000 cycles\n",
-			       strtol(buf, NULL, 10));
+	if (!sysfs_read_long(SPIN_LOOPS, &loops))
+		ksft_print_msg("spin: %ld loop iterations per 1000 cycles\n", loops);
 	return rate;
 }
 

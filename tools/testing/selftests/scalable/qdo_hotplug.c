@@ -17,7 +17,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,58 +26,25 @@
 #include <unistd.h>
 
 #include "../kselftest.h"
+#include "sysfs_util.h"
 
 #define QDO_STATS	"/sys/kernel/debug/qdo/stats"
 #define QDO_STRESS	"/sys/kernel/debug/qdo_test/stress"
 
-static char buf[65536];
-
-static int read_file(const char *path)
+/* The @key count of QDO_STATS, or -1 if it cannot be read. */
+static long qdo_stat(const char *key)
 {
-	ssize_t n, len = 0;
-	int fd = open(path, O_RDONLY);
+	long val;
 
-	if (fd < 0)
-		return -errno;
-	while ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += n;
-	close(fd);
-	buf[len] = 0;
-	return n < 0 ? -EIO : 0;
-}
-
-static long stat_value(const char *key)
-{
-	char pat[64];
-	char *p;
-
-	if (read_file(QDO_STATS))
-		return -1;
-	snprintf(pat, sizeof(pat), "\n%s ", key);
-	p = strstr(buf, pat);
-	return p ? strtol(p + strlen(pat), NULL, 10) : -1;
-}
-
-static int set_online(int cpu, int on)
-{
-	char path[64];
-	int fd, ret = 0;
-
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, on ? "1" : "0", 1) != 1)
-		ret = -errno;
-	close(fd);
-	return ret;
+	return sysfs_read_stat(QDO_STATS, key, &val) ? -1 : val;
 }
 
 static int stress(void)
 {
-	int ret = read_file(QDO_STRESS);
+	static char buf[65536];
+	ssize_t ret = sysfs_read_file(QDO_STRESS, buf, sizeof(buf));
 
-	if (ret) {
+	if (ret < 0) {
 		ksft_print_msg("reading %s: %s\n", QDO_STRESS, strerror(-ret));
 		return -1;
 	}
@@ -91,14 +57,14 @@ static void test_idle(void)
 	long w1, t1, w2, t2, pend;
 	int i;
 
-	for (i = 0; i < 100 && stat_value("pending") != 0; i++)
+	for (i = 0; i < 100 && qdo_stat("pending") != 0; i++)
 		usleep(100000);
-	w1 = stat_value("wakeups");
-	t1 = stat_value("timer");
+	w1 = qdo_stat("wakeups");
+	t1 = qdo_stat("timer");
 	sleep(2);
-	w2 = stat_value("wakeups");
-	t2 = stat_value("timer");
-	pend = stat_value("pending");
+	w2 = qdo_stat("wakeups");
+	t2 = qdo_stat("timer");
+	pend = qdo_stat("pending");
 	ksft_print_msg("idle 2 s: daemon wakeups %ld -> %ld, ", w1, w2);
 	printf("timer expiries %ld -> %ld, pending %ld\n", t1, t2, pend);
 	if (w1 < 0 || pend != 0)
@@ -114,10 +80,10 @@ static void toggler(int ncpus, long *cycles)
 
 	for (;;) {
 		for (cpu = 1; cpu < ncpus; cpu++) {
-			if (set_online(cpu, 0))
+			if (sysfs_set_cpu_online(cpu, 0))
 				continue;
 			usleep(20000);
-			if (set_online(cpu, 1))
+			if (sysfs_set_cpu_online(cpu, 1))
 				_exit(2);
 			__atomic_fetch_add(cycles, 1, __ATOMIC_RELAXED);
 			usleep(20000);
@@ -131,7 +97,7 @@ static void test_hotplug(int ncpus)
 	long *cycles;
 	pid_t pid;
 
-	if (ncpus < 2 || set_online(1, 1)) {
+	if (ncpus < 2 || sysfs_set_cpu_online(1, 1)) {
 		ksft_test_result_skip("hotplug: needs CPU 1 and its sysfs online file\n");
 		return;
 	}
@@ -164,11 +130,11 @@ static void test_hotplug(int ncpus)
 	if (*cycles < 1)
 		failed++;
 	for (cpu = 1; cpu < ncpus; cpu++)
-		if (set_online(cpu, 1) && errno != 0)
+		if (sysfs_set_cpu_online(cpu, 1) && errno != 0)
 			ksft_print_msg("could not bring CPU %d back online\n", cpu);
 	for (cpu = 1; cpu < ncpus; cpu++)
-		set_online(cpu, 1);
-	ksft_print_msg("qdo migrated requests: %ld\n", stat_value("migrated"));
+		sysfs_set_cpu_online(cpu, 1);
+	ksft_print_msg("qdo migrated requests: %ld\n", qdo_stat("migrated"));
 	ksft_test_result(!failed, "hotplug: %d stress rounds while CPUs go offline and online\n",
 			 rounds);
 	munmap(cycles, sizeof(*cycles));

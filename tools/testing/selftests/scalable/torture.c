@@ -105,6 +105,7 @@
 
 #include "../kselftest.h"
 #include "ast_mutex.h"
+#include "sysfs_util.h"
 
 #define MAX_WORKERS	8
 #define NR_NAMES	8
@@ -202,65 +203,12 @@ static void call_failed(enum kind k, int err, const char *what)
 		failed(k, "%s: %s\n", what, strerror(err));
 }
 
-static int read_str(const char *path, char *buf, size_t size)
-{
-	ssize_t n, len = 0;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		return -errno;
-	while (len < (ssize_t)size - 1 &&
-	       (n = read(fd, buf + len, size - 1 - len)) > 0)
-		len += n;
-	buf[len] = 0;
-	if (n < 0)
-		n = -errno;
-	close(fd);
-	return n < 0 ? n : 0;
-}
-
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 static int write_attr(const char *dir, const char *name, const char *val)
 {
 	char path[128];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return write_str(path, val);
-}
-
-/* The number after "@key " at the start of a line of @path, or -1. */
-static long stat_value(const char *path, const char *key)
-{
-	/* qdo/stats has a line per possible CPU before its totals. */
-	static char buf[1 << 16];
-	char pat[64];
-	char *p;
-
-	buf[0] = '\n';
-	if (read_str(path, buf + 1, sizeof(buf) - 1))
-		return -1;
-	snprintf(pat, sizeof(pat), "\n%s ", key);
-	p = strstr(buf, pat);
-	return p ? strtol(p + strlen(pat), NULL, 10) : -1;
-}
-
-static int set_online(int cpu, int on)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-	return write_str(path, on ? "1" : "0");
+	return sysfs_write_str(path, val);
 }
 
 static int is_online(int cpu)
@@ -268,7 +216,7 @@ static int is_online(int cpu)
 	char path[64], buf[8];
 
 	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-	return read_str(path, buf, sizeof(buf)) ? -1 : buf[0] == '1';
+	return sysfs_read_file(path, buf, sizeof(buf)) < 0 ? -1 : buf[0] == '1';
 }
 
 /* This thread's allocations fail at random from now on, in the faults phase. */
@@ -278,7 +226,7 @@ static void mark(void)
 
 	if (!sh->faults)
 		return;
-	ret = write_str("/proc/thread-self/make-it-fail", "1");
+	ret = sysfs_write_str("/proc/thread-self/make-it-fail", "1");
 	if (ret) {
 		/* A worker: its own exit status, no TAP line of its own. */
 		printf("# make-it-fail: %s\n", strerror(-ret));
@@ -679,10 +627,11 @@ static void list_runner(int unused)
 	char cfg[64], buf[512], *p;
 	pid_t pids[MAX_WORKERS];
 	int i, m, ret;
+	ssize_t n;
 
 	for (m = 0; !stopping(); m = (m + 1) % 3) {
 		snprintf(cfg, sizeof(cfg), "%s %d 0 200", modes[m], nw);
-		ret = write_str(LIST_CONFIG, cfg);
+		ret = sysfs_write_str(LIST_CONFIG, cfg);
 		if (ret) {
 			failed(K_LIST, "list_config \"%s\": %s\n", cfg, strerror(-ret));
 			return;
@@ -698,9 +647,9 @@ static void list_runner(int unused)
 		for (i = 0; i < nw; i++)
 			if (pids[i] > 0)
 				waitpid(pids[i], NULL, 0);
-		ret = read_str(LIST_CHECK, buf, sizeof(buf));
-		if (ret || !strstr(buf, "oplog_list ok")) {
-			failed(K_LIST, "%s\n", ret ? strerror(-ret) : buf);
+		n = sysfs_read_file(LIST_CHECK, buf, sizeof(buf));
+		if (n < 0 || !strstr(buf, "oplog_list ok")) {
+			failed(K_LIST, "%s\n", n < 0 ? strerror(-n) : buf);
 			return;
 		}
 		p = strstr(buf, "nomem=");
@@ -716,13 +665,13 @@ static void list_runner(int unused)
 static void qdo_runner(int unused)
 {
 	char buf[1024];
-	int ret;
+	ssize_t n;
 
 	mark();
 	while (!stopping()) {
-		ret = read_str(QDO_STRESS, buf, sizeof(buf));
-		if (ret)
-			call_failed(K_QDO, -ret, "read " QDO_STRESS);
+		n = sysfs_read_file(QDO_STRESS, buf, sizeof(buf));
+		if (n < 0)
+			call_failed(K_QDO, -n, "read " QDO_STRESS);
 		else if (!strstr(buf, "qdo_stress ok"))
 			failed(K_QDO, "%s", buf);
 		else
@@ -861,14 +810,13 @@ static int setup_fs(void)
 /* The result lines of every phase: NR_COMMON of them. */
 static void check_common(const char *phase)
 {
-	char buf[32];
 	long logs = -1, pend;
 	int i;
 
 	/* The dentry OpLog's switch drains every log when turned off. */
-	if (!write_str(DCACHE_SWITCH, "0") && !read_str(DCACHE_LOGS, buf, sizeof(buf)))
-		logs = strtol(buf, NULL, 10);
-	write_str(DCACHE_SWITCH, "1");
+	if (!sysfs_write_str(DCACHE_SWITCH, "0"))
+		sysfs_read_long(DCACHE_LOGS, &logs);
+	sysfs_write_str(DCACHE_SWITCH, "1");
 	if (umount(root))
 		failed(K_STAT, "umount %s: %s\n", root, strerror(errno));
 	else
@@ -905,8 +853,13 @@ static void check_common(const char *phase)
 		ksft_test_result(!sh->errors[K_QDO] && sh->ops[K_QDO],
 				 "%s: qdo: %ld QDo stress runs ok, %ld failed by faults\n",
 				 phase, sh->ops[K_QDO], sh->nomem[K_QDO]);
-	for (i = 0; i < 100 && (pend = stat_value(QDO_STATS, "pending")) != 0; i++)
+	for (i = 0; i < 100; i++) {
+		if (sysfs_read_stat(QDO_STATS, "pending", &pend))
+			pend = -1;
+		if (!pend)
+			break;
 		usleep(100000);
+	}
 	ksft_test_result(pend == 0, "%s: qdo: %ld requests pending at the end\n", phase, pend);
 	ksft_print_msg("totals: phase %s stat %ld fork %ld inotify %ld ast %ld ast_fuzz %ld\n",
 		       phase, sh->ops[K_STAT], sh->ops[K_FORK], sh->ops[K_INOTIFY],
@@ -936,8 +889,7 @@ static long offline_logs(char *which, size_t size)
 		return -1;
 	which[0] = 0;
 	for (i = 0; i < g.gl_pathc; i++) {
-		n = stat_value(g.gl_pathv[i], "offline_logs");
-		if (n < 0) {
+		if (sysfs_read_stat(g.gl_pathv[i], "offline_logs", &n)) {
 			sum = -1;
 			break;
 		}
@@ -987,7 +939,7 @@ static void hotplug_round(int delay_ms, struct hotplug *h)
 	memcpy(order, hp_cpus, n * sizeof(order[0]));
 	shuffle(order, n);
 	for (i = 0; i < n; i++) {
-		if (set_online(order[i], 0))
+		if (sysfs_set_cpu_online(order[i], 0))
 			continue;
 		downs++;
 		h->offlines++;
@@ -1000,7 +952,7 @@ static void hotplug_round(int delay_ms, struct hotplug *h)
 	}
 	shuffle(order, n);
 	for (i = 0; i < n; i++) {
-		if (set_online(order[i], 1) && set_online(order[i], 1)) {
+		if (sysfs_set_cpu_online(order[i], 1) && sysfs_set_cpu_online(order[i], 1)) {
 			ksft_print_msg("CPU %d does not come back online\n", order[i]);
 			h->stuck_offline++;
 		}
@@ -1075,12 +1027,13 @@ static int faults_set(int percent)
 
 static long faults_injected(const char *dir)
 {
-	char path[128], buf[32];
+	char path[128];
+	long left;
 
 	snprintf(path, sizeof(path), "%s/times", dir);
-	if (read_str(path, buf, sizeof(buf)))
+	if (sysfs_read_long(path, &left))
 		return -1;
-	return FAULT_TIMES - strtol(buf, NULL, 10);
+	return FAULT_TIMES - left;
 }
 
 /*
@@ -1095,7 +1048,7 @@ static int marked_onlines(int cpu, int *up, int *refused)
 	pid_t pid;
 
 	for (i = 0; i < ONLINE_TRIES; i++) {
-		if (is_online(cpu) && set_online(cpu, 0)) {
+		if (is_online(cpu) && sysfs_set_cpu_online(cpu, 0)) {
 			ksft_print_msg("CPU %d does not go offline\n", cpu);
 			return bad + 1;
 		}
@@ -1104,7 +1057,7 @@ static int marked_onlines(int cpu, int *up, int *refused)
 		if (pid == 0) {
 			sh->faults = 1;
 			mark();
-			ret = set_online(cpu, 1);
+			ret = sysfs_set_cpu_online(cpu, 1);
 			/* The errno, 0 .. 255, as the exit status. */
 			_exit(-ret & 0xff);
 		}
@@ -1132,7 +1085,7 @@ static int marked_onlines(int cpu, int *up, int *refused)
 			bad++;
 		}
 	}
-	ret = set_online(cpu, 1);
+	ret = sysfs_set_cpu_online(cpu, 1);
 	if (is_online(cpu) != 1) {
 		ksft_print_msg("CPU %d does not come back online: %s\n", cpu, strerror(-ret));
 		bad++;
@@ -1251,13 +1204,13 @@ int main(int argc, char **argv)
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
 		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
-	read_str(DCACHE_SWITCH, old_dcache, sizeof(old_dcache));
-	read_str(INOTIFY_SWITCH, old_inotify, sizeof(old_inotify));
-	read_str(MAX_QUEUED, old_maxq, sizeof(old_maxq));
-	write_str(DCACHE_SWITCH, "1");
-	write_str(INOTIFY_SWITCH, "1");
+	sysfs_read_str(DCACHE_SWITCH, old_dcache, sizeof(old_dcache));
+	sysfs_read_str(INOTIFY_SWITCH, old_inotify, sizeof(old_inotify));
+	sysfs_read_str(MAX_QUEUED, old_maxq, sizeof(old_maxq));
+	sysfs_write_str(DCACHE_SWITCH, "1");
+	sysfs_write_str(INOTIFY_SWITCH, "1");
 	/* Read by inotify_init1(): room for every event of a phase. */
-	write_str(MAX_QUEUED, "1048576");
+	sysfs_write_str(MAX_QUEUED, "1048576");
 
 	/* With -t the number of passes is not known in advance. */
 	plan = (!only || !strcmp(only, "hotplug")) * (NR_COMMON + 2) +
@@ -1276,10 +1229,10 @@ int main(int argc, char **argv)
 	if (seconds)
 		ksft_set_plan(ksft_test_num());
 
-	write_str(DCACHE_SWITCH, old_dcache[0] ? old_dcache : "0");
+	sysfs_write_str(DCACHE_SWITCH, old_dcache[0] ? old_dcache : "0");
 	if (old_inotify[0])
-		write_str(INOTIFY_SWITCH, old_inotify);
+		sysfs_write_str(INOTIFY_SWITCH, old_inotify);
 	if (old_maxq[0])
-		write_str(MAX_QUEUED, old_maxq);
+		sysfs_write_str(MAX_QUEUED, old_maxq);
 	ksft_finished();
 }

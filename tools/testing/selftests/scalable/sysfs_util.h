@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Small helpers for the programs of this directory that drive the kernel
+ * through its files in sysfs, debugfs and procfs: read a file whole or as
+ * one value, write a value, look up a "key value" line of a statistics
+ * file, take a CPU offline or online.
+ *
+ * Each helper opens the file, reads or writes it and closes it again, and
+ * answers 0 (or a byte count) or a negative errno, never -1 with errno, so
+ * that the caller decides what a missing file means: a skip, a failure or
+ * nothing.  A number read goes through a pointer, left alone on an error.
+ */
+#ifndef SCALABLE_SYSFS_UTIL_H
+#define SCALABLE_SYSFS_UTIL_H
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+/* The buffer sysfs_read_stat() reads into: qdo/stats has a line per CPU. */
+#define SYSFS_STAT_SIZE		65536
+
+/**
+ * sysfs_read_buf() - read a file whole, as it is, into a buffer
+ * @path: the file
+ * @buf: where its contents go, NUL-terminated (empty if open() fails)
+ * @size: the size of @buf, at least 1; at most @size - 1 bytes are read
+ * @len: where the number of bytes read goes, on an error too
+ *
+ * Reads until end of file or until @buf is full, so that a file that
+ * comes in more than one read() (a seq_file) comes whole; a file that
+ * runs something when read (qdo_test/stress, list_run) runs it once, its
+ * next read() being the end of file.  On a read() error, @buf holds what
+ * came before it.
+ *
+ * Return: 0, or a negative errno: that of open() or read().
+ */
+static inline int sysfs_read_buf(const char *path, char *buf, size_t size, size_t *len)
+{
+	ssize_t n = 0;
+	int fd, ret = 0;
+
+	*len = 0;
+	buf[0] = '\0';
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (*len < size - 1) {
+		n = read(fd, buf + *len, size - 1 - *len);
+		if (n <= 0)
+			break;
+		*len += n;
+	}
+	if (n < 0)
+		ret = -errno;
+	close(fd);
+	buf[*len] = '\0';
+	return ret;
+}
+
+/**
+ * sysfs_read_file() - read a file whole, as it is
+ * @path: the file
+ * @buf: where its contents go, NUL-terminated
+ * @size: the size of @buf; at most @size - 1 bytes are read
+ *
+ * As sysfs_read_buf(), for a caller that wants the contents and their
+ * length in one: the whole file, a seq_file too, up to @size - 1 bytes;
+ * a file that runs something when read runs it once.
+ *
+ * Return: the number of bytes read, or a negative errno: that of open()
+ * or read(), or -EINVAL if @size is 0.
+ */
+static inline ssize_t sysfs_read_file(const char *path, char *buf, size_t size)
+{
+	size_t len;
+	int ret;
+
+	if (!size)
+		return -EINVAL;
+	ret = sysfs_read_buf(path, buf, size, &len);
+	return ret ? ret : (ssize_t)len;
+}
+
+/**
+ * sysfs_read_str() - read a one-value file, without its newline
+ * @path: the file
+ * @buf: where its contents go, NUL-terminated
+ * @size: the size of @buf
+ *
+ * sysfs_read_file(), then the trailing white space (the newline that
+ * sysfs, debugfs and procfs put after a value) is cut off, so that the
+ * value compares with strcmp() and can be written back as it is.
+ *
+ * Return: the length of the string left in @buf, or a negative errno as
+ * for sysfs_read_file().
+ */
+static inline ssize_t sysfs_read_str(const char *path, char *buf, size_t size)
+{
+	ssize_t len = sysfs_read_file(path, buf, size);
+
+	while (len > 0 && isspace((unsigned char)buf[len - 1]))
+		buf[--len] = '\0';
+	return len;
+}
+
+/**
+ * sysfs_write_str() - write a string to a file in one write()
+ * @path: the file
+ * @s: the string, without its NUL; a sysfs or debugfs attribute takes a
+ *     value with or without a newline
+ *
+ * Return: 0, or a negative errno: that of open() or write(), or -EIO if
+ * write() took only part of @s.
+ */
+static inline int sysfs_write_str(const char *path, const char *s)
+{
+	size_t len = strlen(s);
+	ssize_t n;
+	int fd, ret = 0;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, len);
+	if (n < 0)
+		ret = -errno;
+	else if ((size_t)n != len)
+		ret = -EIO;
+	close(fd);
+	return ret;
+}
+
+/**
+ * sysfs_parse_long() - the decimal number at the start of a string
+ * @s: the string; white space before the number is skipped, and whatever
+ *     follows it is ignored (/proc/sys/fs/dentry-state holds several)
+ * @val: where the number goes; left alone on an error
+ *
+ * Return: 0, -EINVAL if @s does not start with a number, or -ERANGE if
+ * the number does not fit a long.
+ */
+static inline int sysfs_parse_long(const char *s, long *val)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (end == s)
+		return -EINVAL;
+	if (errno)
+		return -errno;
+	*val = v;
+	return 0;
+}
+
+/**
+ * sysfs_read_long() - read the number in a file
+ * @path: the file, which starts with a decimal number
+ * @val: where the number goes; left alone on an error
+ *
+ * Return: 0, or a negative errno: as for sysfs_read_file() (-ENOENT: no
+ * such file), or as for sysfs_parse_long() (-EINVAL: the file is empty or
+ * does not start with a number).
+ */
+static inline int sysfs_read_long(const char *path, long *val)
+{
+	char buf[64];
+	size_t len;
+	int ret;
+
+	ret = sysfs_read_buf(path, buf, sizeof(buf), &len);
+	return ret ? ret : sysfs_parse_long(buf, val);
+}
+
+/**
+ * sysfs_read_stat() - look up a "key value" line of a statistics file
+ * @path: the file, one "<key> <number>" per line (as the stats files of
+ *        qdo and oplog in debugfs)
+ * @key: the key; the first line that starts with @key and a space counts
+ * @val: where the number after it goes; left alone on an error
+ *
+ * At most SYSFS_STAT_SIZE - 1 bytes of @path are read.
+ *
+ * Return: 0, or a negative errno: as for sysfs_read_file(), -ENOMEM if the
+ * buffer cannot be allocated, -ENODATA if no line starts with @key, or as
+ * for sysfs_parse_long() if no number follows it.
+ */
+static inline int sysfs_read_stat(const char *path, const char *key, long *val)
+{
+	size_t klen = strlen(key), len;
+	char *buf, *line;
+	int ret;
+
+	buf = malloc(SYSFS_STAT_SIZE);
+	if (!buf)
+		return -ENOMEM;
+	ret = sysfs_read_buf(path, buf, SYSFS_STAT_SIZE, &len);
+	line = buf;
+	while (!ret) {
+		if (!strncmp(line, key, klen) && line[klen] == ' ') {
+			ret = sysfs_parse_long(line + klen + 1, val);
+			break;
+		}
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+		else
+			ret = -ENODATA;
+	}
+	free(buf);
+	return ret;
+}
+
+/**
+ * sysfs_set_cpu_online() - take a CPU offline or bring it online
+ * @cpu: the CPU
+ * @on: nonzero to bring it online, 0 to take it offline
+ *
+ * Writes "1" or "0" to /sys/devices/system/cpu/cpu<@cpu>/online.
+ *
+ * Return: 0, or a negative errno as for sysfs_write_str(): -ENOENT if the
+ * CPU has no online file (often CPU 0, or no such CPU), else the error of
+ * the hotplug operation (-EBUSY for the last CPU online, -ENOMEM, ...).
+ */
+static inline int sysfs_set_cpu_online(int cpu, int on)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	return sysfs_write_str(path, on ? "1" : "0");
+}
+
+#endif /* SCALABLE_SYSFS_UTIL_H */
