@@ -16,6 +16,14 @@
  * SIGBUS, or the truncated page is still mapped.  Two workers never
  * truncate the same file at once (a try-lock per file in shared memory;
  * a busy file is skipped and counted).  Every child must exit 0.
+ *
+ * With -W, every truncation also has a witness: a child forked while the
+ * file is two pages long reads the second page through its own copy of
+ * the mapping (so its own page table maps it, through its own VMA in the
+ * file's reverse map), and after the shrink must get SIGBUS reading it
+ * again.  A reverse map that has not yet seen the fork's insert of that
+ * VMA leaves the child's page mapped.  The witness adds a fork per
+ * truncation, so it is for checking runs, not for the T sweep's numbers.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -27,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../kselftest.h"
@@ -41,6 +50,7 @@ struct ft_lock {
 };
 
 static long nr_files_opt;
+static bool witness_opt;
 static const char *t_list = "1,2,3,4,5,6,7,8,9,10";
 static int max_files;
 
@@ -85,6 +95,9 @@ static int ft_parse_opt(int opt, const char *arg)
 	case 'T':
 		t_list = arg;
 		return parse_t_list(false);
+	case 'W':
+		witness_opt = true;
+		return 0;
 	default:
 		return -1;
 	}
@@ -153,6 +166,11 @@ static int ft_worker_init(struct bench_worker *w)
 		bench_worker_fail(w, "sigaction: %s", strerror(errno));
 		return -1;
 	}
+	/* A witness that died early must not kill its worker (EPIPE instead). */
+	if (witness_opt && signal(SIGPIPE, SIG_IGN) == SIG_ERR) {
+		bench_worker_fail(w, "signal: %s", strerror(errno));
+		return -1;
+	}
 	if (bench_map_files(w, &maps, "shared", nr, 2, O_RDWR))
 		return -1;
 	if (bench_check_maps(w, &maps))
@@ -180,10 +198,93 @@ static int probe(const char *addr, size_t page, char *val)
 	return 0;
 }
 
+/* Exit statuses of a witness (witness_start()). */
+enum { WITNESS_OK, WITNESS_BELOW_EOF, WITNESS_STILL_MAPPED, WITNESS_PIPE };
+
+/*
+ * Fork the witness of a truncation of file @i, now two pages long: it
+ * reads the byte one page in (mapping the page in its own page table),
+ * says so on a pipe, waits for the word that the file has shrunk, and
+ * reads the byte again, which must raise SIGBUS.  Returns its pid with
+ * the write end of its "shrunk" pipe in @go, or -1 after
+ * bench_worker_fail().
+ */
+static pid_t witness_start(struct bench_worker *w, int i, int *go)
+{
+	int up[2], down[2];
+	char c = 0, val;
+	pid_t pid;
+
+	if (pipe(up)) {
+		bench_worker_fail(w, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	if (pipe(down)) {
+		bench_worker_fail(w, "pipe: %s", strerror(errno));
+		close(up[0]);
+		close(up[1]);
+		return -1;
+	}
+	pid = fork();
+	if (!pid) {
+		close(up[0]);
+		close(down[1]);
+		if (probe(maps.addr[i], maps.page, &val))
+			_exit(WITNESS_BELOW_EOF);
+		if (write(up[1], &c, 1) != 1 || read(down[0], &c, 1) != 1)
+			_exit(WITNESS_PIPE);
+		_exit(probe(maps.addr[i], maps.page, &val) ?
+		      WITNESS_OK : WITNESS_STILL_MAPPED);
+	}
+	close(up[1]);
+	close(down[0]);
+	if (pid < 0) {
+		bench_worker_fail(w, "fork: %s", strerror(errno));
+		close(up[0]);
+		close(down[1]);
+		return -1;
+	}
+	/* Wait until it has mapped the page; if it died, its status says why. */
+	while (read(up[0], &c, 1) < 0 && errno == EINTR)
+		;
+	close(up[0]);
+	*go = down[1];
+	return pid;
+}
+
+/* Tell witness @pid of file @i that the file has shrunk; judge its exit. */
+static int witness_finish(struct bench_worker *w, int i, pid_t pid, int go)
+{
+	char c = 0;
+	int st;
+
+	/* EPIPE if it died early (SIGPIPE is ignored): its status says why. */
+	if (write(go, &c, 1) != 1 && errno != EPIPE)
+		ksft_print_msg("witness pipe: %s\n", strerror(errno));
+	close(go);
+	if (waitpid(pid, &st, 0) != pid) {
+		bench_worker_fail(w, "waitpid: %s", strerror(errno));
+		return -1;
+	}
+	if (WIFEXITED(st) && WEXITSTATUS(st) == WITNESS_OK)
+		return 0;
+	errno = EFAULT;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == WITNESS_STILL_MAPPED)
+		bench_worker_fail(w, "f%d: truncated page still mapped in the witness",
+				  i);
+	else if (WIFEXITED(st) && WEXITSTATUS(st) == WITNESS_BELOW_EOF)
+		bench_worker_fail(w, "f%d: SIGBUS in the witness reading below EOF", i);
+	else
+		bench_worker_fail(w, "f%d: witness status 0x%x", i, st);
+	return -1;
+}
+
 /* Grow file @i to two pages and back, checking the mapping each time. */
 static int truncate_cycle(struct bench_worker *w, int i)
 {
 	size_t page = maps.page;
+	pid_t witness = 0;
+	int go = -1;
 	char val;
 
 	if (ftruncate(maps.fd[i], 2 * page)) {
@@ -203,11 +304,23 @@ static int truncate_cycle(struct bench_worker *w, int i)
 				  i, (unsigned char)val);
 		return -1;
 	}
+	if (witness_opt) {
+		witness = witness_start(w, i, &go);
+		if (witness < 0)
+			return -1;
+	}
 	if (ftruncate(maps.fd[i], page)) {
 		bench_worker_fail(w, "ftruncate f%d down: %s", i,
 				  strerror(errno));
+		if (witness) {
+			/* Its read() sees the end of the pipe: it exits. */
+			close(go);
+			waitpid(witness, NULL, 0);
+		}
 		return -1;
 	}
+	if (witness && witness_finish(w, i, witness, go))
+		return -1;
 	if (!probe(maps.addr[i], page, &val)) {
 		errno = EFAULT;
 		bench_worker_fail(w, "f%d: truncated page still mapped (read 0x%x beyond EOF)",
@@ -255,9 +368,10 @@ static const struct bench_metric ft_metrics[] = {
 
 static const struct bench_desc fork_truncate = {
 	.name = "fork_truncate",
-	.opts = "n:T:",
+	.opts = "n:T:W",
 	.usage = "  -n M     files, all mapped by every worker (default: the CPU count)\n"
-		 "  -T LIST  truncate every T forks, for each T (default 1,...,10)\n",
+		 "  -T LIST  truncate every T forks, for each T (default 1,...,10)\n"
+		 "  -W       witness: check each truncation in a child forked before it too\n",
 	.parse_opt = ft_parse_opt,
 	.init = ft_init,
 	.setup = ft_setup,
