@@ -58,6 +58,12 @@ scalable_bench_args() {
 		export "$v=$bargs"
 	done
 	[ -n "$names" ] && KSELFTEST_STAT_BENCH_ARGS="$KSELFTEST_STAT_BENCH_ARGS $names"
+	# A checking boot also checks each truncation from a child forked
+	# before it (fork_truncate -W, which adds a fork per truncation).
+	case "${scalable_mode:-test}" in
+	full|quick) ;;
+	*) KSELFTEST_FORK_TRUNCATE_ARGS="$KSELFTEST_FORK_TRUNCATE_ARGS -W" ;;
+	esac
 	# ast_bench runs 6 implementations x 3 thread counts (10, 100, 1000) x 3
 	# buffer sizes per CPU count: shorter runs keep the full sweep to a few
 	# minutes (1000-thread runs included).
