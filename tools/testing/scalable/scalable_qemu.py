@@ -80,7 +80,8 @@ def tcg_thread(obj):
 	6.12 with CONFIG_JUMP_LABEL=y does it within seconds when sched_feat
 	keys are flipped while the other vCPU schedules; single-threaded TCG
 	(one host thread, vCPUs in turn, so no translation overlaps a write)
-	never did (QEMU 7.2, both measured: README, "Static keys under TCG").  So a
+	never did (QEMU 7.2, both measured: README, "Static keys under TCG";
+	the overlap is our reading of the results, not traced in QEMU).  So a
 	kernel whose static keys patch text boots single-threaded;
 	TCG_THREAD=multi|single overrides.
 	"""

@@ -127,6 +127,8 @@ static int ft_setup(int max_cpus)
 	ksft_print_msg("fork_truncate: files %s/shared/f<j>, M = %s\n",
 		       bench_cfg.dir, nr_files_opt ? "-n" : "<cpus>");
 	ksft_print_msg("fork_truncate: one-page files, each mapped two pages long\n");
+	if (witness_opt)
+		ksft_print_msg("fork_truncate: -W: a witness child checks each truncation\n");
 	return 0;
 }
 
