@@ -940,6 +940,67 @@ int oplog_queue(struct oplog_type *type, struct oplog_obj *obj,
 EXPORT_SYMBOL_GPL(oplog_queue);
 
 /**
+ * oplog_absorb_hit() - cancel an add that is still in this CPU's log
+ * @type: the object's type, %OPLOG_ABSORBING
+ * @obj: the object
+ * @add: an %OPLOG_ADD of @obj, queued earlier with oplog_queue()
+ *
+ * The hit path of a remove that only absorbs (local absorption, thesis
+ * section 5.2.2): if @add is still in this CPU's log of @obj, take it out
+ * and return true; @add will never be executed and is the caller's again.
+ * Otherwise do nothing and return false: nothing is logged, and the
+ * caller applies its remove another way (it synchronizes @obj and removes
+ * the item from the shared object itself).
+ *
+ * Unlike a remove queued with %OPLOG_LOCAL_ABSORB, this never leaves a
+ * remove in a log, so a user whose item is freed right after its remove
+ * (the file reverse map, mm/oplog_rmap.c, frees the VMA) gets local
+ * absorption without a logged pointer to a freed item.  Only @add's
+ * address is compared: @add is not read unless it is found in this CPU's
+ * log, so it may meanwhile sit in another CPU's log, or be applied.
+ *
+ * Context: task context, without @obj's lock held; takes this CPU's log
+ * lock (raw) with preemption disabled.  Does not sleep.
+ * Return: true if @add was absorbed, false if it is not in this CPU's log.
+ */
+bool oplog_absorb_hit(struct oplog_type *type, struct oplog_obj *obj,
+		      struct oplog_op *add)
+{
+	struct oplog_cache *cache;
+	struct oplog_log *log;
+	struct oplog_op *op;
+	bool done = false;
+
+	if (WARN_ON_ONCE(type->kind != OPLOG_ABSORBING || !in_task()))
+		return false;
+	preempt_disable();
+	cache = clustered_rep(&type->caches);
+	if (likely(cache)) {
+		log = READ_ONCE(cache->slots[oplog_slot(type, obj)]);
+		if (log && READ_ONCE(log->obj) == obj) {
+			raw_spin_lock(&log->lock);
+			if (likely(log->obj == obj)) {
+				/* The newest first: a fork's child exits soon. */
+				list_for_each_entry_reverse(op, &log->ops, node) {
+					if (op != add)
+						continue;
+					list_del_init(&op->node);
+					log->len--;
+					done = true;
+					break;
+				}
+			}
+			raw_spin_unlock(&log->lock);
+			if (done)
+				local_inc(&cache->stats[OPLOG_STAT_ABSORBED_LOCAL]);
+		}
+	}
+	preempt_enable();
+	return done;
+}
+EXPORT_SYMBOL_GPL(oplog_absorb_hit);
+
+/**
  * oplog_add() - add to a distributed counter (CounterQueue::push)
  * @type: the object's type, %OPLOG_COUNTER
  * @obj: the object

@@ -538,6 +538,64 @@ static void oplog_test_local_absorb(struct kunit *test)
 }
 
 /*
+ * oplog_absorb_hit(): an add still in this CPU's log is taken out and never
+ * executed; one in another CPU's log, one already applied, or one absorbed
+ * before is not found, and nothing is logged by the attempt.  The type
+ * needs no absorption flag.
+ */
+static void oplog_test_absorb_hit(struct kunit *test)
+{
+	struct ot_obj *o = ot_new(test, false);
+	struct ot_op *ops = ot_ops_new(test, 4);
+	unsigned int a, b;
+	int i;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	a = cpumask_first(cpu_online_mask);
+	b = cpumask_next(a, cpu_online_mask);
+	for (i = 0; i < 4; i++)
+		ot_set_op(&ops[i], OPLOG_ADD, i);
+
+	ot_pin(test, a);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, oplog_queue(&ot_noabsorb, &o->oo,
+						  &ops[i].op), 0);
+	KUNIT_EXPECT_TRUE(test, oplog_absorb_hit(&ot_noabsorb, &o->oo,
+						 &ops[1].op));
+	KUNIT_EXPECT_TRUE(test, list_empty(&ops[1].op.node));
+	/* Absorbed once: not there any more. */
+	KUNIT_EXPECT_FALSE(test, oplog_absorb_hit(&ot_noabsorb, &o->oo,
+						  &ops[1].op));
+	/* Never queued. */
+	KUNIT_EXPECT_FALSE(test, oplog_absorb_hit(&ot_noabsorb, &o->oo,
+						  &ops[3].op));
+	ot_pin(test, b);
+	/* In CPU a's log, not in this CPU's. */
+	KUNIT_EXPECT_FALSE(test, oplog_absorb_hit(&ot_noabsorb, &o->oo,
+						  &ops[0].op));
+	ot_unpin();
+	/* Nothing was logged on CPU b by the attempts, nor executed. */
+	KUNIT_EXPECT_EQ(test, READ_ONCE(o->attached), 1);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(o->nr_exec), 0);
+
+	oplog_synchronize(&ot_noabsorb, &o->oo);
+	KUNIT_EXPECT_EQ(test, o->nr_exec, 2);
+	KUNIT_EXPECT_EQ(test, ops[0].nr_exec, 1);
+	KUNIT_EXPECT_EQ(test, ops[1].nr_exec, 0);
+	KUNIT_EXPECT_EQ(test, ops[2].nr_exec, 1);
+	KUNIT_EXPECT_EQ(test, o->nr_absorbed, 0);
+	oplog_unlock(&ot_noabsorb, &o->oo);
+
+	/* Applied: the log is still attached, but the add is gone. */
+	ot_pin(test, a);
+	KUNIT_EXPECT_FALSE(test, oplog_absorb_hit(&ot_noabsorb, &o->oo,
+						  &ops[2].op));
+	ot_unpin();
+	ot_flush_check(test, &ot_noabsorb, o);
+}
+
+/*
  * Global absorption: an add on one CPU and a remove of the same item on
  * another cancel at synchronize; a remove followed by an add does not
  * cancel, nor does a pair split by a synchronize, nor a type without the
@@ -1204,6 +1262,7 @@ static struct kunit_case oplog_test_cases[] = {
 	KUNIT_CASE(oplog_test_counter),
 	KUNIT_CASE(oplog_test_add_hit),
 	KUNIT_CASE(oplog_test_local_absorb),
+	KUNIT_CASE(oplog_test_absorb_hit),
 	KUNIT_CASE(oplog_test_global_absorb),
 	KUNIT_CASE(oplog_test_evict),
 	KUNIT_CASE(oplog_test_counter_evict),

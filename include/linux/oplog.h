@@ -88,25 +88,6 @@ enum oplog_kind {
 #define OPLOG_GLOBAL_ABSORB	0x2	/* cancel add+remove across CPUs */
 
 /**
- * struct oplog_op - one logged update (the thesis's Op)
- * @node: link in a per-CPU log, then in the batch being applied
- * @ts: timestamp from oplog_clock(), set by oplog_queue()
- * @key: the item, for %OPLOG_ABSORBING types; free for others
- * @code: %OPLOG_ADD or %OPLOG_REMOVE for %OPLOG_ABSORBING types; free for
- *	others (e.g. the type's own opcode)
- *
- * Embedded in the caller's structure, so that queueing never allocates.
- * The op belongs to OpLog from oplog_queue() until ->exec or ->absorb is
- * called on it; those callbacks hand it back (they may free it).
- */
-struct oplog_op {
-	struct list_head	node;
-	u64			ts;
-	unsigned long		key;
-	unsigned int		code;
-};
-
-/**
  * struct oplog_type_ops - what a user of OpLog provides
  * @obj_lock: return the object lock (the thesis's per-object lock), a
  *	spinlock_t that OpLog takes with spin_lock(), and with spin_trylock()
@@ -347,6 +328,8 @@ void oplog_type_unregister(struct oplog_type *type);
 int oplog_queue(struct oplog_type *type, struct oplog_obj *obj,
 		struct oplog_op *op);
 int oplog_add(struct oplog_type *type, struct oplog_obj *obj, long delta);
+bool oplog_absorb_hit(struct oplog_type *type, struct oplog_obj *obj,
+		      struct oplog_op *add);
 
 /*
  * oplog_synchronize() and oplog_synchronize_locked() apply every operation

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * OpLog: the per-object metadata, without the rest of <linux/oplog.h>.
+ * OpLog: the types embedded in shared objects, without <linux/oplog.h>.
  *
- * Structures that embed &struct oplog_obj (struct dentry) include this
- * header only, so that their headers do not pull in the OpLog interface
+ * Structures that embed &struct oplog_obj or &struct oplog_op (struct
+ * dentry, struct address_space, struct vm_area_struct) include this header
+ * only, so that their headers do not pull in the OpLog interface
  * and its dependencies (<linux/clustered.h>, <linux/qdo.h>, workqueues).
  */
 #ifndef _LINUX_OPLOG_TYPES_H
 #define _LINUX_OPLOG_TYPES_H
+
+#include <linux/types.h>
 
 /**
  * struct oplog_obj - per-object OpLog metadata, embedded in the shared object
@@ -20,6 +23,25 @@
  */
 struct oplog_obj {
 	unsigned long		cpus;
+};
+
+/**
+ * struct oplog_op - one logged update (the thesis's Op)
+ * @node: link in a per-CPU log, then in the batch being applied
+ * @ts: timestamp from oplog_clock(), set by oplog_queue()
+ * @key: the item, for %OPLOG_ABSORBING types; free for others
+ * @code: %OPLOG_ADD or %OPLOG_REMOVE for %OPLOG_ABSORBING types; free for
+ *	others (e.g. the type's own opcode)
+ *
+ * Embedded in the caller's structure, so that queueing never allocates.
+ * The op belongs to OpLog from oplog_queue() until ->exec or ->absorb is
+ * called on it; those callbacks hand it back (they may free it).
+ */
+struct oplog_op {
+	struct list_head	node;
+	u64			ts;
+	unsigned long		key;
+	unsigned int		code;
 };
 
 #endif /* _LINUX_OPLOG_TYPES_H */

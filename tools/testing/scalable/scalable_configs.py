@@ -517,7 +517,8 @@ def boot_summary(obj, tag, logdir, extra_append=''):
 
 
 # The KUnit suites of the series, by the names they print.
-SERIES_SUITES = ('ast_sync', 'qdo', 'clustered', 'oplog', 'dcache_oplog', 'inotify_oplog')
+SERIES_SUITES = ('ast_sync', 'qdo', 'clustered', 'oplog', 'dcache_oplog', 'inotify_oplog',
+		 'rmap_oplog')
 
 
 # Upstream kselftests that a packaged kernel's boot leaves out, on both

@@ -221,6 +221,74 @@ def check_dcount_readers(src):
 	return problems
 
 
+def check_i_mmap_users(src):
+	"""Find every user of a file's i_mmap tree or i_mmap_rwsem in @src.
+
+	With CONFIG_RMAP_OPLOG a fork's insert into i_mmap may still be logged
+	per CPU (mm/oplog_rmap.c); only the i_mmap_lock_*() helpers and
+	rmap_oplog_sync() put it into the tree.  Runs cocci/i_mmap_users.cocci
+	on the files that mention either field, and returns the problems: a
+	function that uses them without a helper or lock assertion and is not
+	in cocci/i_mmap_users.allow, a listed one that no longer needs it, or
+	a file whose code names the fields where coccinelle found no user.
+	"""
+	here = os.path.join(common.TOP, 'tools', 'testing', 'scalable', 'cocci')
+	pattern = r'(->|\.)\s*i_mmap(_rwsem)?\b'
+	allowed = {}
+	with open(os.path.join(here, 'i_mmap_users.allow')) as f:
+		for line in f:
+			if line.strip() and not line.startswith('#'):
+				path, fn, why = (line.split(None, 2) + ['', ''])[:3]
+				allowed[(path, fn)] = why.strip()
+	r = subprocess.run(['grep', '-rlE', '--include=*.c', '--include=*.h',
+			    '--exclude-dir=tools', '--exclude-dir=Documentation',
+			    '--exclude-dir=scripts', pattern, '.'],
+			   cwd=src, capture_output=True, text=True)
+	files = sorted(f[2:] for f in r.stdout.split())
+	r = subprocess.run(['spatch', '--very-quiet', '-D', 'report', '--no-includes',
+			    '--include-headers', '--cocci-file',
+			    os.path.join(here, 'i_mmap_users.cocci')] + files,
+			   cwd=src, capture_output=True, text=True)
+	users, guarded = {}, set()
+	for m in re.finditer(r'^(USER|GUARD) (?:\./)?(\S+):(\d+):(\S+)$', r.stdout, re.M):
+		if m.group(1) == 'USER':
+			users.setdefault((m.group(2), m.group(4)), m.group(3))
+		else:
+			guarded.add((m.group(2), m.group(4)))
+	problems = []
+	if r.returncode != 0:
+		problems.append('spatch failed: ' + r.stderr[-2000:])
+	# The implementation itself is what the rule protects.
+	unguarded = {k: v for k, v in users.items()
+		     if k not in guarded and k[0] != 'mm/oplog_rmap.c'}
+	for (path, fn), line in sorted(unguarded.items()):
+		if (path, fn) not in allowed:
+			problems.append('%s:%s: %s() uses i_mmap without taking i_mmap_rwsem through '
+					'an i_mmap_lock_*() helper, which synchronizes the per-CPU logs '
+					'of mm/oplog_rmap.c, or asserting that its caller did '
+					'(i_mmap_assert_locked()); fix it or list it in '
+					'i_mmap_users.allow' % (path, line, fn))
+		elif not allowed[(path, fn)]:
+			problems.append('%s %s: i_mmap_users.allow gives no reason' % (path, fn))
+	for path, fn in sorted(set(allowed) - set(unguarded)):
+		problems.append('%s %s: listed in i_mmap_users.allow but %s: remove it' %
+				(path, fn, 'takes the lock or asserts it now'
+				 if (path, fn) in users else 'uses no i_mmap any more'))
+	parsed = {path for path, fn in users}
+	for path in files:
+		code = [l for l in open(os.path.join(src, path), errors='replace')
+			if re.search(pattern, l) and not re.match(r'\s*(\*|/\*|//)', l)]
+		if path in parsed:
+			# Coccinelle does not look into macros.
+			code = [l for l in code if re.match(r'\s*#\s*define', l)]
+		if code:
+			problems.append('%s: names i_mmap or i_mmap_rwsem where coccinelle '
+					'found no user: %s' % (path, code[0].strip()))
+	log('i_mmap users: %d functions in %d files, %d with a helper or assertion, '
+	    '%d reviewed' % (len(users), len(parsed), len(set(users) & guarded), len(allowed)))
+	return problems
+
+
 def static_checks():
 	"""checkpatch, kernel-doc, the d_count() readers, sparse, W=1, coccicheck.
 
@@ -258,6 +326,7 @@ def static_checks():
 			failures.append('kernel-doc -Wall:\n' + out)
 		log('kernel-doc -Wall: %d files checked' % len(docfiles))
 	failures += ['d_count() readers: ' + p for p in check_dcount_readers(src)]
+	failures += ['i_mmap users: ' + p for p in check_i_mmap_users(src)]
 	# Build first: the objects must come from the current .config.
 	obj = build_kernel('release')
 	if cfiles:

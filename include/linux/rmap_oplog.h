@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The file reverse map on OpLog: what fork, exit and the inode code call.
+ * The i_mmap_lock_*() helpers of <linux/fs.h> synchronize; see
+ * mm/oplog_rmap.c for the design.
+ */
+#ifndef _LINUX_RMAP_OPLOG_H
+#define _LINUX_RMAP_OPLOG_H
+
+#include <linux/fs.h>
+#include <linux/jump_label.h>
+#include <linux/mm_types.h>
+
+#ifdef CONFIG_RMAP_OPLOG
+DECLARE_STATIC_KEY_FALSE(rmap_oplog_key);
+
+void rmap_oplog_mapping_init(struct address_space *mapping);
+void rmap_oplog_mapping_release(struct address_space *mapping);
+bool __rmap_oplog_fork_insert(struct vm_area_struct *vma,
+			      struct vm_area_struct *parent);
+int __rmap_oplog_absorb_local(struct address_space *mapping,
+			      struct vm_area_struct **vmas, int count);
+int __rmap_oplog_lock_unlink(struct address_space *mapping,
+			     struct vm_area_struct **vmas, int count);
+int rmap_oplog_switch(bool on);
+#if IS_ENABLED(CONFIG_KUNIT)
+/* Internals, for mm/oplog_rmap_test.c only. */
+bool rmap_oplog_eligible(struct vm_area_struct *vma,
+			 struct vm_area_struct *parent);
+bool rmap_oplog_queue_insert(struct address_space *mapping,
+			     struct vm_area_struct *vma);
+#endif
+
+/**
+ * rmap_oplog_fork_insert() - log the insert of a child's file VMA
+ * @vma: the child's new VMA, in the child's VMA tree, with its vm_file
+ * @parent: the parent's VMA that @vma duplicates
+ *
+ * dup_mmap() calls this instead of inserting @vma into its file's i_mmap
+ * tree under i_mmap_rwsem.  Context: task context, both mmap_locks held
+ * for write; does not sleep.
+ * Return: true if the insert was logged (the caller is done); false if
+ * the caller must insert @vma itself, under i_mmap_lock_write().
+ */
+static inline bool rmap_oplog_fork_insert(struct vm_area_struct *vma,
+					  struct vm_area_struct *parent)
+{
+	return static_branch_unlikely(&rmap_oplog_key) &&
+	       __rmap_oplog_fork_insert(vma, parent);
+}
+
+/**
+ * rmap_oplog_absorb_local() - drop file VMAs whose insert is still logged here
+ * @mapping: the address space that every VMA of @vmas maps
+ * @vmas: VMAs about to be removed from @mapping->i_mmap
+ * @count: the number of @vmas
+ *
+ * Local absorption: a VMA whose insert is still in this CPU's log was never
+ * put into the tree; its insert is cancelled and it is dropped from @vmas.
+ * The others are packed at the start of @vmas, in no particular order.
+ * Context: task context, without i_mmap_rwsem; does not sleep.
+ * Return: how many VMAs the caller must still remove.
+ */
+static inline int rmap_oplog_absorb_local(struct address_space *mapping,
+					  struct vm_area_struct **vmas,
+					  int count)
+{
+	if (static_branch_unlikely(&rmap_oplog_logged_key))
+		return __rmap_oplog_absorb_local(mapping, vmas, count);
+	return count;
+}
+
+/**
+ * rmap_oplog_lock_unlink() - lock i_mmap for removing VMAs, absorbing first
+ * @mapping: the address space that every VMA of @vmas maps
+ * @vmas: VMAs about to be removed from @mapping->i_mmap
+ * @count: the number of @vmas
+ *
+ * Takes i_mmap_rwsem for write and flushes every CPU's log of @mapping,
+ * but the insert of a VMA of @vmas that was still logged is cancelled
+ * against its removal (global absorption) instead of being put into the
+ * tree, and such VMAs are dropped from @vmas as rmap_oplog_absorb_local()
+ * does.  The other inserts stay spilled for their own removals to absorb:
+ * the caller may only take VMAs of @vmas out of the tree.  Returns with
+ * i_mmap_rwsem held for write: unlock with i_mmap_unlock_write().
+ * Context: task context; sleeps.
+ * Return: how many VMAs the caller must still remove from the tree.
+ */
+static inline int rmap_oplog_lock_unlink(struct address_space *mapping,
+					 struct vm_area_struct **vmas,
+					 int count)
+{
+	if (static_branch_unlikely(&rmap_oplog_logged_key))
+		return __rmap_oplog_lock_unlink(mapping, vmas, count);
+	i_mmap_lock_write(mapping);
+	return count;
+}
+#else
+static inline void rmap_oplog_mapping_init(struct address_space *mapping)
+{
+}
+
+static inline void rmap_oplog_mapping_release(struct address_space *mapping)
+{
+}
+
+static inline bool rmap_oplog_fork_insert(struct vm_area_struct *vma,
+					  struct vm_area_struct *parent)
+{
+	return false;
+}
+
+static inline int rmap_oplog_absorb_local(struct address_space *mapping,
+					  struct vm_area_struct **vmas,
+					  int count)
+{
+	return count;
+}
+
+static inline int rmap_oplog_lock_unlink(struct address_space *mapping,
+					 struct vm_area_struct **vmas,
+					 int count)
+{
+	i_mmap_lock_write(mapping);
+	return count;
+}
+#endif /* CONFIG_RMAP_OPLOG */
+
+#endif /* _LINUX_RMAP_OPLOG_H */

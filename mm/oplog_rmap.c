@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The file reverse map on OpLog: fork and exit of processes that map the
+ * same files without writing their i_mmap trees.
+ *
+ * Boyd-Wickizer, "Optimizing Communication Bottlenecks in Multiprocessor
+ * Operating System Kernels", PhD thesis, MIT, 2014, chapter 5 and section
+ * 6.1.  fork() puts every file VMA of the child into its file's
+ * mapping->i_mmap interval tree under i_mmap_rwsem, and exit() takes it
+ * out the same way, so processes that map the same files (libc, the
+ * executable) write the same rwsem and tree lines on every fork and exit.
+ * With this file, dup_mmap() logs the insert of an eligible child VMA in
+ * this CPU's OpLog log of the mapping (an %OPLOG_ABSORBING type, one
+ * &struct oplog_op embedded in the VMA); the tree sees it only when
+ * somebody needs the tree.  A child that exits on the CPU it was forked on
+ * finds its inserts still in that CPU's log and cancels them (local
+ * absorption, oplog_absorb_hit()): neither fork nor exit touched a line
+ * that another CPU reads or writes.
+ *
+ * Readers.  Every holder of i_mmap_rwsem synchronizes first, inside the
+ * i_mmap_lock_*() and i_mmap_trylock_*() helpers of <linux/fs.h>, so
+ * that every user of the tree in 6.12 (rmap_walk_file(), truncate and hole
+ * punch through unmap_mapping_range(), vma_prepare() for split, merge and
+ * expand, mremap's take_rmap_locks(), khugepaged, uprobes, memory-failure,
+ * page_mkclean, hugetlb, fs/proc and fs/dax) is covered without a change
+ * at its call site.  A writer (i_mmap_lock_write()) flushes every CPU's
+ * log of the mapping (oplog_flush_locked()) and puts the inserts into the
+ * tree.  A reader (i_mmap_lock_read()) checks under the object lock
+ * whether anything is logged; if so, it trades its read lock for the write
+ * lock, synchronizes and downgrades, since putting VMAs into the tree
+ * needs the tree to itself.  An unlink (rmap_oplog_lock_unlink()) flushes
+ * too, but cancels the inserts of its own VMAs (global absorption) and
+ * leaves the others spilled: it takes nothing else out of the tree, and
+ * their own unlinks may still cancel them.  mm_take_all_locks(), the one
+ * taker of i_mmap_rwsem outside the helpers, calls rmap_oplog_sync()
+ * itself.  "make check" runs a coccinelle rule
+ * (tools/testing/scalable/cocci/i_mmap_users.cocci) that fails on a
+ * function using ->i_mmap or ->i_mmap_rwsem with neither a helper nor a
+ * lock assertion, unless it is in a reviewed list.
+ *
+ * Exclusion.  A holder of i_mmap_rwsem must also see no insert logged
+ * while it holds it (a truncate's walk must find a child forked during the
+ * walk, as it would with the stock lock).  The flush detaches every CPU's
+ * log, so a later insert misses and must attach a new log, under the
+ * object lock; ->attach refuses while i_mmap_rwsem is held
+ * (rwsem_is_locked()), and the fork falls back to the stock insert, which
+ * waits for the lock.  A reader that found nothing logged checked that
+ * under the object lock after taking i_mmap_rwsem, so an attach is
+ * ordered either before that check (the reader sees the log) or after it
+ * (the attach sees the rwsem held).
+ *
+ * Evictions.  The object lock of a mapping is a spinlock
+ * (->i_mmap_oplog_lock), and OpLog may apply a mapping's log without
+ * i_mmap_rwsem: another mapping evicting it from a log-cache slot, a full
+ * log, the shrinker, a dead CPU.  ->exec therefore does not touch the tree:
+ * it moves the insert to the mapping's spill list (->i_mmap_spill, under
+ * the object lock), which the next holder of i_mmap_rwsem empties into the
+ * tree with the logged inserts.
+ *
+ * Which VMAs.  Only those whose child gets no page table entries at fork:
+ * copy_page_range() copies PTEs for a VMA with an anon_vma, a PFN or mixed
+ * map, or uffd-wp (vma_needs_copy()), and the stock insert puts the child
+ * right after its parent in the tree (vma_interval_tree_insert_after())
+ * so that a walk racing with that copy zaps or unmaps the parent before
+ * the child; a logged insert has no parent left to follow.  A VMA without
+ * copied PTEs can only get one by a fault after fork() returned, and the
+ * insert was logged before, so any walker that can see the PTE
+ * synchronized it into the tree.  Also left on the stock path: hugetlb
+ * (its own i_mmap_rwsem rules for PMD sharing), DAX, VM_IO, and
+ * VM_SHARED|VM_MAYWRITE VMAs, whose i_mmap_writable count stays exact
+ * because it is never logged.  rmap_oplog_eligible() is the test.  mmap()
+ * itself (vma_link_file()) stays on the stock path: it runs once per
+ * mapping, not once per fork.
+ *
+ * Lifetime.  A logged insert points into its VMA; a VMA is freed only
+ * after its file unlink (free_pgtables(), vma_complete()), which either
+ * cancels a logged insert (absorbed, locally or globally: a remove is
+ * never logged, so no log ever points to a VMA on its way out) or takes
+ * i_mmap_rwsem, which synchronizes the insert into the tree first.  A log
+ * points to its mapping: the inode flushes it in __destroy_inode()
+ * (rmap_oplog_mapping_release()), and an inode with a logged insert is
+ * pinned by that VMA's vm_file anyway.  CPU hotplug: OpLog detaches a
+ * dead CPU's logs (to the spill lists).
+ *
+ * Lock order (mm/rmap.c's, plus):
+ *   mmap_lock
+ *     mapping->i_mmap_rwsem
+ *       mapping->i_mmap_oplog_lock   (the OpLog object lock)
+ *         OpLog's per-CPU cache and log locks (raw)
+ * and, from dup_mmap(), mmap_lock -> mapping->i_mmap_oplog_lock, without
+ * i_mmap_rwsem.  Another mapping's object lock is only trylocked (OpLog's
+ * eviction).
+ *
+ * Architectures: those whose flush_dcache_page() walks i_mmap under a
+ * spinlock of its own (arm, parisc, nios2, csky) or decides on
+ * mapping_mapped() whether to defer a cache flush are not enabled in
+ * Kconfig; mapping_mapped() counts logged inserts anyway.
+ *
+ * Switch: "rmap_oplog=on|off" on the command line (default on) and
+ * /sys/kernel/debug/rmap_oplog/enabled.  rmap_oplog_logged_key says
+ * whether the lock helpers synchronize, rmap_oplog_key whether forks log.
+ * Off stops logging and detaches every log; inserts already moved to spill
+ * lists are put into their trees by the next lock holder, so the lock
+ * helpers keep synchronizing until reboot once logging was ever on.
+ * Statistics: /sys/kernel/debug/rmap_oplog/stats, and OpLog's own
+ * /sys/kernel/debug/oplog/rmap/.
+ */
+
+#include <kunit/visibility.h>
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/init.h>
+#include <linux/list.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/oplog.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <linux/rmap_oplog.h>
+#include <linux/rwsem.h>
+#include <linux/seq_file.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/userfaultfd_k.h>
+#include <asm/cacheflush.h>
+
+DEFINE_STATIC_KEY_FALSE(rmap_oplog_key);
+EXPORT_SYMBOL_IF_KUNIT(rmap_oplog_key);
+/* Read by the i_mmap_lock_*() helpers, inline in modules too. */
+DEFINE_STATIC_KEY_FALSE(rmap_oplog_logged_key);
+EXPORT_SYMBOL(rmap_oplog_logged_key);
+
+static bool rmap_oplog_boot_on __initdata = true;
+static bool rmap_oplog_registered;
+static DEFINE_MUTEX(rmap_oplog_switch_lock);
+
+/* Per-CPU event counts, summed when read: nothing shared on the fast path. */
+enum rmap_oplog_stat {
+	RMAP_OPLOG_LOGGED,		/* inserts logged by fork */
+	RMAP_OPLOG_REFUSED,		/* ... refused: i_mmap_rwsem held */
+	RMAP_OPLOG_ABSORBED_LOCAL,	/* cancelled in the forking CPU's log */
+	RMAP_OPLOG_ABSORBED_GLOBAL,	/* cancelled at the remover's sync */
+	RMAP_OPLOG_APPLIED,		/* inserts put into a tree */
+	RMAP_OPLOG_SYNCS,		/* synchronizes that found inserts */
+	RMAP_OPLOG_UPGRADES,		/* readers that took the write lock */
+	RMAP_OPLOG_NR_STATS,
+};
+
+static const char * const rmap_oplog_stat_names[RMAP_OPLOG_NR_STATS] = {
+	"logged", "refused", "absorbed_local", "absorbed_global", "applied",
+	"syncs", "read_upgrades",
+};
+
+static DEFINE_PER_CPU(unsigned long [RMAP_OPLOG_NR_STATS], rmap_oplog_stats);
+
+static void rmap_oplog_count(enum rmap_oplog_stat s, unsigned long n)
+{
+	this_cpu_add(rmap_oplog_stats[s], n);
+}
+
+static struct address_space *obj_mapping(struct oplog_obj *obj)
+{
+	return container_of(obj, struct address_space, i_mmap_oplog);
+}
+
+static spinlock_t *rmap_oplog_obj_lock(struct oplog_obj *obj)
+{
+	return &obj_mapping(obj)->i_mmap_oplog_lock;
+}
+
+/*
+ * An insert leaves a log: to the spill list, never to the tree, as this
+ * may run without i_mmap_rwsem (an eviction, a full log, the shrinker, a
+ * dead CPU).  Object lock held.
+ */
+static void rmap_oplog_exec(struct oplog_obj *obj, struct oplog_op *op)
+{
+	struct address_space *mapping = obj_mapping(obj);
+
+	lockdep_assert_held(&mapping->i_mmap_oplog_lock);
+	list_add_tail(&op->node, &mapping->i_mmap_spill);
+}
+
+/*
+ * A CPU is about to log for @obj: refuse while anybody holds i_mmap_rwsem
+ * (see "Exclusion" above).  Object lock held.  A holder took the rwsem
+ * before its own section under this lock (rmap_oplog_has_logged(),
+ * __rmap_oplog_sync()), so if that section came first, this sees the
+ * rwsem held; if this comes first, that section sees the log.
+ */
+static bool rmap_oplog_attach(struct oplog_obj *obj)
+{
+	struct address_space *mapping = obj_mapping(obj);
+
+	return static_branch_likely(&rmap_oplog_key) &&
+	       !rwsem_is_locked(&mapping->i_mmap_rwsem);
+}
+
+static const struct oplog_type_ops rmap_oplog_ops = {
+	.obj_lock	= rmap_oplog_obj_lock,
+	.exec		= rmap_oplog_exec,
+	.attach		= rmap_oplog_attach,
+};
+
+/* Inserts only: nothing to absorb at queue time, no remove is logged. */
+static struct oplog_type rmap_oplog_type = {
+	.name	= "rmap",
+	.kind	= OPLOG_ABSORBING,
+	.ops	= &rmap_oplog_ops,
+};
+
+/**
+ * rmap_oplog_mapping_init() - initialise the OpLog part of an address space
+ * @mapping: the address space, from address_space_init_once()
+ *
+ * Context: any; once per address space object (a slab constructor).
+ */
+void rmap_oplog_mapping_init(struct address_space *mapping)
+{
+	oplog_obj_init(&mapping->i_mmap_oplog);
+	spin_lock_init(&mapping->i_mmap_oplog_lock);
+	INIT_LIST_HEAD(&mapping->i_mmap_spill);
+}
+
+/**
+ * rmap_oplog_mapping_release() - detach every log of a dying address space
+ * @mapping: the address space of an inode being destroyed
+ *
+ * No VMA maps @mapping any more, so nothing is logged for it; but a CPU may
+ * still hold an (empty) log of it, which would point to freed memory.
+ * Flushes them (oplog_flush_locked()).  Takes the object lock even when no
+ * log is seen, so that an eviction of one, which holds that lock, is over.
+ * Context: task context, from __destroy_inode(); does not sleep.
+ */
+void rmap_oplog_mapping_release(struct address_space *mapping)
+{
+	if (!static_branch_unlikely(&rmap_oplog_logged_key))
+		return;
+	spin_lock(&mapping->i_mmap_oplog_lock);
+	if (mapping->i_mmap_oplog.cpus)
+		oplog_flush_locked(&rmap_oplog_type, &mapping->i_mmap_oplog);
+	/* An insert of a VMA that no longer exists: a lost unlink. */
+	WARN_ON_ONCE(!list_empty(&mapping->i_mmap_spill));
+	spin_unlock(&mapping->i_mmap_oplog_lock);
+}
+
+/*
+ * Take every logged insert of @mapping: flush every CPU's log to the spill
+ * list and move that to @batch.  Object lock held.
+ */
+static void rmap_oplog_take(struct address_space *mapping,
+			    struct list_head *batch)
+{
+	lockdep_assert_held(&mapping->i_mmap_oplog_lock);
+	if (mapping->i_mmap_oplog.cpus)
+		oplog_flush_locked(&rmap_oplog_type, &mapping->i_mmap_oplog);
+	list_splice_tail_init(&mapping->i_mmap_spill, batch);
+}
+
+/* Put the inserts of @batch into the tree.  i_mmap_rwsem held for write. */
+static void rmap_oplog_apply(struct address_space *mapping,
+			     struct list_head *batch)
+{
+	struct vm_area_struct *vma, *next;
+	unsigned long n = 0;
+
+	list_for_each_entry_safe(vma, next, batch, i_mmap_op.node) {
+		list_del(&vma->i_mmap_op.node);
+		flush_dcache_mmap_lock(mapping);
+		vma_interval_tree_insert(vma, &mapping->i_mmap);
+		flush_dcache_mmap_unlock(mapping);
+		n++;
+	}
+	if (n) {
+		rmap_oplog_count(RMAP_OPLOG_APPLIED, n);
+		rmap_oplog_count(RMAP_OPLOG_SYNCS, 1);
+	}
+}
+
+/**
+ * __rmap_oplog_sync() - put every logged insert of a mapping into its tree
+ * @mapping: the address space
+ *
+ * The synchronize of the thesis (section 6.1) for the reverse map: flushes
+ * every CPU's log of @mapping and puts the inserts, and those spilled by
+ * evictions, into @mapping->i_mmap.  Afterwards no CPU holds a log of
+ * @mapping, and none can attach one until i_mmap_rwsem is released.
+ *
+ * Context: i_mmap_rwsem held for write (the i_mmap_lock_write() helpers);
+ * takes the object lock and OpLog's raw per-CPU locks; does not sleep.
+ */
+void __rmap_oplog_sync(struct address_space *mapping)
+{
+	LIST_HEAD(batch);
+
+	i_mmap_assert_write_locked(mapping);
+	spin_lock(&mapping->i_mmap_oplog_lock);
+	rmap_oplog_take(mapping, &batch);
+	spin_unlock(&mapping->i_mmap_oplog_lock);
+	rmap_oplog_apply(mapping, &batch);
+}
+EXPORT_SYMBOL(__rmap_oplog_sync);
+
+/* Is an insert of @mapping logged or spilled?  Exact: object lock taken. */
+static bool rmap_oplog_has_logged(struct address_space *mapping)
+{
+	bool logged;
+
+	spin_lock(&mapping->i_mmap_oplog_lock);
+	logged = mapping->i_mmap_oplog.cpus ||
+		 !list_empty(&mapping->i_mmap_spill);
+	spin_unlock(&mapping->i_mmap_oplog_lock);
+	return logged;
+}
+
+/**
+ * __rmap_oplog_sync_read() - synchronize a mapping for a reader
+ * @mapping: the address space, its i_mmap_rwsem held for read
+ * @trylock: the caller took the read lock with a trylock
+ *
+ * If nothing is logged for @mapping, return at once: no insert can be
+ * logged until the read lock is released (->attach refuses).  Otherwise
+ * trade the read lock for the write lock (waiting, or trying once when
+ * @trylock), synchronize, and downgrade: the tree may be written only by a
+ * holder of the write lock, whatever other readers do meanwhile.
+ *
+ * Context: i_mmap_rwsem held for read; may sleep unless @trylock.
+ * Return: true with i_mmap_rwsem held for read; false (only if @trylock)
+ * with it not held.
+ */
+bool __rmap_oplog_sync_read(struct address_space *mapping, bool trylock)
+{
+	if (likely(!rmap_oplog_has_logged(mapping)))
+		return true;
+	up_read(&mapping->i_mmap_rwsem);
+	if (trylock) {
+		if (!down_write_trylock(&mapping->i_mmap_rwsem))
+			return false;
+	} else {
+		down_write(&mapping->i_mmap_rwsem);
+	}
+	__rmap_oplog_sync(mapping);
+	downgrade_write(&mapping->i_mmap_rwsem);
+	rmap_oplog_count(RMAP_OPLOG_UPGRADES, 1);
+	return true;
+}
+EXPORT_SYMBOL(__rmap_oplog_sync_read);
+
+/**
+ * __rmap_oplog_pending() - may a VMA of this mapping be logged, not in i_mmap?
+ * @mapping: the address space
+ *
+ * A lockless hint for mapping_mapped(), like that function's own test.
+ * Context: any.
+ * Return: true if a CPU may hold a log of @mapping or inserts are spilled.
+ */
+bool __rmap_oplog_pending(struct address_space *mapping)
+{
+	return READ_ONCE(mapping->i_mmap_oplog.cpus) ||
+	       !list_empty_careful(&mapping->i_mmap_spill);
+}
+EXPORT_SYMBOL(__rmap_oplog_pending);
+
+/**
+ * rmap_oplog_eligible() - may the insert of this child VMA be logged?
+ * @vma: the child's file VMA
+ * @parent: the parent's VMA it duplicates
+ *
+ * See "Which VMAs" above: no PTEs copied at fork (no anon_vma, no PFN or
+ * mixed map, no uffd-wp), not hugetlb, DAX or VM_IO, and not a shared
+ * writable mapping (i_mmap_writable stays exact).
+ * Context: any.
+ * Return: true if the insert may be logged.
+ */
+VISIBLE_IF_KUNIT bool rmap_oplog_eligible(struct vm_area_struct *vma,
+					  struct vm_area_struct *parent)
+{
+	if ((vma->vm_flags | parent->vm_flags) &
+	    (VM_HUGETLB | VM_PFNMAP | VM_MIXEDMAP | VM_IO))
+		return false;
+	if (vma->anon_vma || parent->anon_vma)
+		return false;
+	if (userfaultfd_wp(vma) || vma_is_dax(vma) ||
+	    vma_is_shared_maywrite(vma))
+		return false;
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(rmap_oplog_eligible);
+
+/**
+ * rmap_oplog_queue_insert() - log the insert of a VMA into a mapping's tree
+ * @mapping: the address space, @vma's file's
+ * @vma: the VMA, not in the tree
+ *
+ * Context: task context, without @mapping's i_mmap_rwsem or object lock;
+ * does not sleep.
+ * Return: true if logged (or spilled); false if refused (i_mmap_rwsem is
+ * held, or logging is off): the caller inserts @vma itself.
+ */
+VISIBLE_IF_KUNIT bool rmap_oplog_queue_insert(struct address_space *mapping,
+					      struct vm_area_struct *vma)
+{
+	vma->i_mmap_op.key = (unsigned long)vma;
+	vma->i_mmap_op.code = OPLOG_ADD;
+	if (oplog_queue(&rmap_oplog_type, &mapping->i_mmap_oplog,
+			&vma->i_mmap_op)) {
+		rmap_oplog_count(RMAP_OPLOG_REFUSED, 1);
+		return false;
+	}
+	rmap_oplog_count(RMAP_OPLOG_LOGGED, 1);
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(rmap_oplog_queue_insert);
+
+/**
+ * __rmap_oplog_fork_insert() - see rmap_oplog_fork_insert()
+ * @vma: the child's new VMA
+ * @parent: the parent's VMA
+ *
+ * Context: see rmap_oplog_fork_insert().
+ * Return: true if the insert was logged.
+ */
+bool __rmap_oplog_fork_insert(struct vm_area_struct *vma,
+			      struct vm_area_struct *parent)
+{
+	if (!rmap_oplog_eligible(vma, parent))
+		return false;
+	return rmap_oplog_queue_insert(vma->vm_file->f_mapping, vma);
+}
+
+/**
+ * __rmap_oplog_absorb_local() - see rmap_oplog_absorb_local()
+ * @mapping: the address space
+ * @vmas: the VMAs to remove
+ * @count: their number
+ *
+ * Context: see rmap_oplog_absorb_local().
+ * Return: the number of VMAs left in @vmas.
+ */
+int __rmap_oplog_absorb_local(struct address_space *mapping,
+			      struct vm_area_struct **vmas, int count)
+{
+	int i, left = 0;
+
+	for (i = 0; i < count; i++) {
+		if (oplog_absorb_hit(&rmap_oplog_type, &mapping->i_mmap_oplog,
+				     &vmas[i]->i_mmap_op)) {
+			rmap_oplog_count(RMAP_OPLOG_ABSORBED_LOCAL, 1);
+			continue;
+		}
+		vmas[left++] = vmas[i];
+	}
+	return left;
+}
+
+/**
+ * __rmap_oplog_lock_unlink() - see rmap_oplog_lock_unlink()
+ * @mapping: the address space
+ * @vmas: the VMAs to remove
+ * @count: their number
+ *
+ * Context: see rmap_oplog_lock_unlink().
+ * Return: the number of VMAs left in @vmas, with i_mmap_rwsem held for
+ * write.
+ */
+int __rmap_oplog_lock_unlink(struct address_space *mapping,
+			     struct vm_area_struct **vmas, int count)
+{
+	struct vm_area_struct *vma, *next;
+	unsigned long absorbed = 0;
+	LIST_HEAD(batch);
+	int i;
+
+	down_write(&mapping->i_mmap_rwsem);
+	spin_lock(&mapping->i_mmap_oplog_lock);
+	rmap_oplog_take(mapping, &batch);
+	spin_unlock(&mapping->i_mmap_oplog_lock);
+	/* Global absorption: a logged insert meets its VMA's removal. */
+	list_for_each_entry_safe(vma, next, &batch, i_mmap_op.node) {
+		for (i = 0; i < count; i++) {
+			if (vmas[i] != vma)
+				continue;
+			list_del(&vma->i_mmap_op.node);
+			vmas[i] = vmas[--count];
+			absorbed++;
+			break;
+		}
+	}
+	if (absorbed)
+		rmap_oplog_count(RMAP_OPLOG_ABSORBED_GLOBAL, absorbed);
+	/*
+	 * The caller only takes its own VMAs out of the tree: leave the other
+	 * inserts spilled, so that their own unlinks can still absorb them.
+	 * The next holder of i_mmap_rwsem puts them into the tree.
+	 */
+	if (!list_empty(&batch)) {
+		spin_lock(&mapping->i_mmap_oplog_lock);
+		list_splice(&batch, &mapping->i_mmap_spill);
+		spin_unlock(&mapping->i_mmap_oplog_lock);
+	}
+	return count;
+}
+
+static int __init rmap_oplog_setup(char *str)
+{
+	if (!str)
+		return 0;
+	if (!strcmp(str, "on"))
+		rmap_oplog_boot_on = true;
+	else if (!strcmp(str, "off"))
+		rmap_oplog_boot_on = false;
+	else
+		return 0;
+	return 1;
+}
+__setup("rmap_oplog=", rmap_oplog_setup);
+
+/**
+ * rmap_oplog_switch() - turn logging of fork's reverse-map inserts on or off
+ * @on: true to log, false for the stock insert
+ *
+ * On: rmap_oplog_logged_key first, then (after a grace period, so that no
+ * CPU can still read it off) rmap_oplog_key.  Off: rmap_oplog_key, then
+ * every log is detached (oplog_type_drain(); ->attach refuses from then
+ * on); inserts left in spill lists go into their trees with the next lock
+ * holder, so rmap_oplog_logged_key stays on.
+ *
+ * Context: process context, sleeps; not with i_mmap_rwsem held.
+ * Return: 0; -ENODEV if the OpLog type could not be registered at boot.
+ */
+int rmap_oplog_switch(bool on)
+{
+	if (!rmap_oplog_registered)
+		return -ENODEV;
+	mutex_lock(&rmap_oplog_switch_lock);
+	if (on) {
+		if (!static_key_enabled(&rmap_oplog_logged_key)) {
+			static_branch_enable(&rmap_oplog_logged_key);
+			synchronize_rcu();
+		}
+		static_branch_enable(&rmap_oplog_key);
+	} else if (static_key_enabled(&rmap_oplog_key)) {
+		static_branch_disable(&rmap_oplog_key);
+		oplog_type_drain(&rmap_oplog_type);
+	}
+	mutex_unlock(&rmap_oplog_switch_lock);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(rmap_oplog_switch);
+
+static int rmap_oplog_enabled_get(void *data, u64 *val)
+{
+	*val = static_key_enabled(&rmap_oplog_key);
+	return 0;
+}
+
+static int rmap_oplog_enabled_set(void *data, u64 val)
+{
+	if (val > 1)
+		return -EINVAL;
+	return rmap_oplog_switch(val);
+}
+DEFINE_DEBUGFS_ATTRIBUTE(rmap_oplog_enabled_fops, rmap_oplog_enabled_get,
+			 rmap_oplog_enabled_set, "%llu\n");
+
+static int rmap_oplog_stats_show(struct seq_file *m, void *v)
+{
+	unsigned long sum[RMAP_OPLOG_NR_STATS] = { };
+	unsigned int cpu;
+	int i;
+
+	for_each_possible_cpu(cpu)
+		for (i = 0; i < RMAP_OPLOG_NR_STATS; i++)
+			sum[i] += per_cpu(rmap_oplog_stats, cpu)[i];
+	for (i = 0; i < RMAP_OPLOG_NR_STATS; i++)
+		seq_printf(m, "%s %lu\n", rmap_oplog_stat_names[i], sum[i]);
+	seq_printf(m, "logs %lu\n", oplog_type_nr_logs(&rmap_oplog_type));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(rmap_oplog_stats);
+
+static int __init rmap_oplog_init(void)
+{
+	struct dentry *dir;
+	int err;
+
+	err = oplog_type_register(&rmap_oplog_type);
+	if (err) {
+		pr_warn("rmap_oplog: cannot register the OpLog type: %d\n", err);
+		return err;
+	}
+	rmap_oplog_registered = true;
+	if (rmap_oplog_boot_on)
+		rmap_oplog_switch(true);
+	pr_info("rmap_oplog: fork's file reverse-map inserts logged per CPU: %s\n",
+		rmap_oplog_boot_on ? "on" : "off");
+
+	dir = debugfs_create_dir("rmap_oplog", NULL);
+	debugfs_create_file_unsafe("enabled", 0600, dir, NULL,
+				   &rmap_oplog_enabled_fops);
+	debugfs_create_file("stats", 0400, dir, NULL, &rmap_oplog_stats_fops);
+	return 0;
+}
+fs_initcall(rmap_oplog_init);

@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for the file reverse map on OpLog (mm/oplog_rmap.c): logged
+ * inserts of VMAs into a private address space's i_mmap tree, absorbed on
+ * the logging CPU and at another CPU's unlink, put into the tree by every
+ * taker of i_mmap_rwsem (readers upgrade), refused while the rwsem is
+ * held, spilled by an eviction or a dead CPU, and flushed when the address
+ * space dies.  The VMAs are bare structures in no mm: only the fields the
+ * interval tree reads are set.
+ */
+
+#include <kunit/test.h>
+#include <kunit/visibility.h>
+#include <linux/cpu.h>
+#include <linux/cpumask.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/rmap.h>
+#include <linux/rmap_oplog.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+
+#define RT_NR_VMAS	4
+
+struct rt_ctx {
+	struct address_space	*mapping;
+	struct vm_area_struct	*vmas[RT_NR_VMAS];
+};
+
+static void rt_pin(struct kunit *test, unsigned int cpu)
+{
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(cpu)), 0);
+	KUNIT_EXPECT_EQ(test, raw_smp_processor_id(), (int)cpu);
+}
+
+static void rt_unpin(void)
+{
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+}
+
+/* Two online CPUs, or skip. */
+static void rt_two_cpus(struct kunit *test, unsigned int *a, unsigned int *b)
+{
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	*a = cpumask_first(cpu_online_mask);
+	*b = cpumask_next(*a, cpu_online_mask);
+}
+
+/* A private address space and RT_NR_VMAS VMAs of 4 pages at pgoff 4 * i. */
+static struct rt_ctx *rt_new(struct kunit *test)
+{
+	struct rt_ctx *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+	int i;
+
+	if (!static_key_enabled(&rmap_oplog_key))
+		kunit_skip(test, "rmap_oplog is off");
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	t->mapping = kunit_kzalloc(test, sizeof(*t->mapping), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, t->mapping);
+	address_space_init_once(t->mapping);
+	for (i = 0; i < RT_NR_VMAS; i++) {
+		struct vm_area_struct *vma;
+
+		vma = kunit_kzalloc(test, sizeof(*vma), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, vma);
+		vma->vm_start = 0x100000UL + i * 4 * PAGE_SIZE;
+		vma->vm_end = vma->vm_start + 4 * PAGE_SIZE;
+		vma->vm_pgoff = i * 4;
+		vm_flags_init(vma, VM_READ | VM_MAYREAD);
+		t->vmas[i] = vma;
+	}
+	return t;
+}
+
+/* VMAs in the tree over [first, last] (pgoffs), i_mmap_rwsem held. */
+static int rt_count(struct rt_ctx *t, pgoff_t first, pgoff_t last)
+{
+	struct vm_area_struct *vma;
+	int n = 0;
+
+	i_mmap_assert_locked(t->mapping);
+	vma_interval_tree_foreach(vma, &t->mapping->i_mmap, first, last)
+		n++;
+	return n;
+}
+
+static bool rt_in_tree(struct rt_ctx *t, struct vm_area_struct *want)
+{
+	struct vm_area_struct *vma;
+
+	i_mmap_assert_locked(t->mapping);
+	vma_interval_tree_foreach(vma, &t->mapping->i_mmap, 0, ULONG_MAX)
+		if (vma == want)
+			return true;
+	return false;
+}
+
+/* Empty the tree and release the address space: nothing may be left. */
+static void rt_done(struct kunit *test, struct rt_ctx *t)
+{
+	int i;
+
+	i_mmap_lock_write(t->mapping);
+	for (i = 0; i < RT_NR_VMAS; i++)
+		if (rt_in_tree(t, t->vmas[i]))
+			vma_interval_tree_remove(t->vmas[i], &t->mapping->i_mmap);
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 0);
+	i_mmap_unlock_write(t->mapping);
+	rmap_oplog_mapping_release(t->mapping);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(t->mapping->i_mmap_oplog.cpus), 0UL);
+	KUNIT_EXPECT_TRUE(test, list_empty(&t->mapping->i_mmap_spill));
+}
+
+/*
+ * Local absorption: the insert of a VMA removed on the CPU that logged it
+ * is cancelled and never reaches the tree; the other one does, with the
+ * first writer.  Before that, the logged VMA counts for mapping_mapped().
+ */
+static void rmap_oplog_test_local_absorb(struct kunit *test)
+{
+	struct rt_ctx *t = rt_new(test);
+	struct vm_area_struct *vmas[1];
+
+	rt_pin(test, cpumask_first(cpu_online_mask));
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[0]));
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[1]));
+	KUNIT_EXPECT_TRUE(test, RB_EMPTY_ROOT(&t->mapping->i_mmap.rb_root));
+	KUNIT_EXPECT_TRUE(test, mapping_mapped(t->mapping));
+	vmas[0] = t->vmas[0];
+	KUNIT_EXPECT_EQ(test, rmap_oplog_absorb_local(t->mapping, vmas, 1), 0);
+	/* Not in the log any more: a second attempt finds nothing. */
+	KUNIT_EXPECT_EQ(test, rmap_oplog_absorb_local(t->mapping, vmas, 1), 1);
+	rt_unpin();
+
+	i_mmap_lock_write(t->mapping);
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 1);
+	KUNIT_EXPECT_FALSE(test, rt_in_tree(t, t->vmas[0]));
+	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[1]));
+	KUNIT_EXPECT_EQ(test, t->mapping->i_mmap_oplog.cpus, 0UL);
+	i_mmap_unlock_write(t->mapping);
+	rt_done(test, t);
+}
+
+/*
+ * Global absorption: a VMA logged on CPU a and unlinked on CPU b is not
+ * in b's log; the unlink's flush cancels it against the removal instead
+ * of putting it into the tree, and leaves the others spilled, so that a
+ * later removal can absorb its own too.
+ */
+static void rmap_oplog_test_global_absorb(struct kunit *test)
+{
+	struct rt_ctx *t = rt_new(test);
+	struct vm_area_struct *vmas[2];
+	unsigned int a, b;
+
+	rt_two_cpus(test, &a, &b);
+	/* vmas[3] is in the tree already, as a stock insert would put it. */
+	i_mmap_lock_write(t->mapping);
+	vma_interval_tree_insert(t->vmas[3], &t->mapping->i_mmap);
+	i_mmap_unlock_write(t->mapping);
+
+	rt_pin(test, a);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[0]));
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[1]));
+	rt_pin(test, b);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[2]));
+	vmas[0] = t->vmas[0];
+	vmas[1] = t->vmas[3];
+	KUNIT_EXPECT_EQ(test, rmap_oplog_absorb_local(t->mapping, vmas, 2), 2);
+	rt_unpin();
+
+	KUNIT_EXPECT_EQ(test, rmap_oplog_lock_unlink(t->mapping, vmas, 2), 1);
+	KUNIT_EXPECT_PTR_EQ(test, vmas[0], t->vmas[3]);
+	/* Left to the caller: it removes vmas[3] from the tree itself. */
+	vma_interval_tree_remove(vmas[0], &t->mapping->i_mmap);
+	/* The others stay spilled, for their own removals to absorb. */
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 0);
+	KUNIT_EXPECT_EQ(test, t->mapping->i_mmap_oplog.cpus, 0UL);
+	i_mmap_unlock_write(t->mapping);
+	KUNIT_EXPECT_TRUE(test, mapping_mapped(t->mapping));
+
+	/* vmas[1]'s removal absorbs it from the spill list. */
+	vmas[0] = t->vmas[1];
+	KUNIT_EXPECT_EQ(test, rmap_oplog_lock_unlink(t->mapping, vmas, 1), 0);
+	i_mmap_unlock_write(t->mapping);
+
+	/* The next writer puts vmas[2] in; vmas[0] and vmas[1] never were. */
+	i_mmap_lock_write(t->mapping);
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 1);
+	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[2]));
+	i_mmap_unlock_write(t->mapping);
+	rt_done(test, t);
+}
+
+/*
+ * A reader sees every insert logged before it, from every CPU: the read
+ * lock trades itself for the write lock, synchronizes, and downgrades.
+ * Afterwards no CPU logs the mapping, and a reader finds nothing to do.
+ */
+static void rmap_oplog_test_reader(struct kunit *test)
+{
+	struct rt_ctx *t = rt_new(test);
+	unsigned int a, b;
+
+	rt_two_cpus(test, &a, &b);
+	rt_pin(test, a);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[0]));
+	rt_pin(test, b);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[1]));
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[2]));
+	rt_unpin();
+
+	i_mmap_lock_read(t->mapping);
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 3);
+	KUNIT_EXPECT_EQ(test, rt_count(t, 4, 4), 1);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(t->mapping->i_mmap_oplog.cpus), 0UL);
+	i_mmap_unlock_read(t->mapping);
+
+	KUNIT_EXPECT_EQ(test, i_mmap_trylock_read(t->mapping), 1);
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 3);
+	i_mmap_unlock_read(t->mapping);
+	rt_done(test, t);
+}
+
+/*
+ * While anybody holds i_mmap_rwsem, reader or writer, no insert can be
+ * logged (the caller then inserts under the lock, as 6.12 does); once
+ * the lock is free, it can.
+ */
+static void rmap_oplog_test_refuse(struct kunit *test)
+{
+	struct rt_ctx *t = rt_new(test);
+
+	i_mmap_lock_read(t->mapping);
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[0]));
+	i_mmap_unlock_read(t->mapping);
+	i_mmap_lock_write(t->mapping);
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[0]));
+	KUNIT_EXPECT_EQ(test, t->mapping->i_mmap_oplog.cpus, 0UL);
+	i_mmap_unlock_write(t->mapping);
+
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[0]));
+	i_mmap_lock_write(t->mapping);
+	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[0]));
+	i_mmap_unlock_write(t->mapping);
+	rt_done(test, t);
+}
+
+/*
+ * Detached without i_mmap_rwsem (here by turning logging off, which
+ * drains every log as an eviction does), an insert waits in the spill
+ * list, still counted by mapping_mapped(), and the next reader puts it in.
+ */
+static void rmap_oplog_test_spill(struct kunit *test)
+{
+	struct rt_ctx *t = rt_new(test);
+
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[0]));
+	KUNIT_ASSERT_EQ(test, rmap_oplog_switch(false), 0);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(t->mapping->i_mmap_oplog.cpus), 0UL);
+	KUNIT_EXPECT_FALSE(test, list_empty_careful(&t->mapping->i_mmap_spill));
+	KUNIT_EXPECT_TRUE(test, RB_EMPTY_ROOT(&t->mapping->i_mmap.rb_root));
+	KUNIT_EXPECT_TRUE(test, mapping_mapped(t->mapping));
+	/* Off: nothing is logged. */
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[1]));
+	KUNIT_ASSERT_EQ(test, rmap_oplog_switch(true), 0);
+
+	i_mmap_lock_read(t->mapping);
+	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[0]));
+	KUNIT_EXPECT_TRUE(test, list_empty(&t->mapping->i_mmap_spill));
+	i_mmap_unlock_read(t->mapping);
+	rt_done(test, t);
+}
+
+/*
+ * A VMA whose insert is logged is split (vma_prepare() and
+ * vma_complete() under i_mmap_lock_write()): the lock puts it into the
+ * tree first, so that it can be taken out, shrunk and put back with the
+ * new part beside it.
+ */
+static void rmap_oplog_test_split(struct kunit *test)
+{
+	struct rt_ctx *t = rt_new(test);
+	struct vm_area_struct *vma = t->vmas[0], *tail = t->vmas[1];
+
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, vma));
+	i_mmap_lock_write(t->mapping);
+	KUNIT_ASSERT_TRUE(test, rt_in_tree(t, vma));
+	vma_interval_tree_remove(vma, &t->mapping->i_mmap);
+	tail->vm_start = vma->vm_start + 2 * PAGE_SIZE;
+	tail->vm_end = vma->vm_end;
+	tail->vm_pgoff = 2;
+	vma->vm_end = tail->vm_start;
+	vma_interval_tree_insert(vma, &t->mapping->i_mmap);
+	vma_interval_tree_insert(tail, &t->mapping->i_mmap);
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, 1), 1);
+	KUNIT_EXPECT_EQ(test, rt_count(t, 2, 3), 1);
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 2);
+	i_mmap_unlock_write(t->mapping);
+	rt_done(test, t);
+}
+
+/*
+ * A CPU with a logged insert goes offline: OpLog detaches its logs, the
+ * insert is spilled, and the next writer puts it into the tree.
+ */
+static void rmap_oplog_test_hotplug(struct kunit *test)
+{
+	struct rt_ctx *t = rt_new(test);
+	const unsigned int victim = 1;
+	unsigned int home;
+	int ret;
+
+	if (!IS_ENABLED(CONFIG_HOTPLUG_CPU))
+		kunit_skip(test, "needs CONFIG_HOTPLUG_CPU");
+	if (num_online_cpus() < 2 || !cpu_online(victim))
+		kunit_skip(test, "needs CPU %u online and another CPU", victim);
+	home = cpumask_first(cpu_online_mask);
+	if (home == victim)
+		home = cpumask_next(victim, cpu_online_mask);
+
+	rt_pin(test, victim);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[0]));
+	rt_pin(test, home);
+	ret = remove_cpu(victim);
+	if (ret) {
+		rt_unpin();
+		rt_done(test, t);
+		kunit_skip(test, "remove_cpu(%u) failed: %d", victim, ret);
+	}
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(t->mapping->i_mmap_oplog.cpus) &
+			   BIT(victim % BITS_PER_LONG));
+	KUNIT_EXPECT_FALSE(test, list_empty_careful(&t->mapping->i_mmap_spill));
+	KUNIT_EXPECT_EQ(test, add_cpu(victim), 0);
+	rt_unpin();
+
+	i_mmap_lock_write(t->mapping);
+	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[0]));
+	i_mmap_unlock_write(t->mapping);
+	rt_done(test, t);
+}
+
+/*
+ * An address space that dies while a CPU still holds a log of it (emptied
+ * by absorption) has that log detached, so that no log points to it.
+ */
+static void rmap_oplog_test_release(struct kunit *test)
+{
+	struct rt_ctx *t = rt_new(test);
+	struct vm_area_struct *vmas[1] = { t->vmas[0] };
+
+	rt_pin(test, cpumask_first(cpu_online_mask));
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[0]));
+	KUNIT_EXPECT_EQ(test, rmap_oplog_absorb_local(t->mapping, vmas, 1), 0);
+	rt_unpin();
+	KUNIT_EXPECT_NE(test, READ_ONCE(t->mapping->i_mmap_oplog.cpus), 0UL);
+	rmap_oplog_mapping_release(t->mapping);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(t->mapping->i_mmap_oplog.cpus), 0UL);
+	rt_done(test, t);
+}
+
+/*
+ * Which inserts may be logged: only those of VMAs whose child gets no
+ * PTEs at fork and that keep no shared count.
+ */
+static void rmap_oplog_test_eligible(struct kunit *test)
+{
+	struct rt_ctx *t = rt_new(test);
+	struct vm_area_struct *child = t->vmas[0], *parent = t->vmas[1];
+	struct anon_vma *av = kunit_kzalloc(test, sizeof(*av), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, av);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_eligible(child, parent));
+	parent->anon_vma = av;
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_eligible(child, parent));
+	parent->anon_vma = NULL;
+	child->anon_vma = av;
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_eligible(child, parent));
+	child->anon_vma = NULL;
+	vm_flags_init(child, VM_READ | VM_MAYREAD | VM_HUGETLB);
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_eligible(child, parent));
+	vm_flags_init(child, VM_READ | VM_MAYREAD | VM_PFNMAP);
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_eligible(child, parent));
+	vm_flags_init(child, VM_READ | VM_MAYREAD | VM_IO);
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_eligible(child, parent));
+	vm_flags_init(child, VM_READ | VM_MAYREAD | VM_SHARED | VM_MAYWRITE);
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_eligible(child, parent));
+	/* Shared but never writable: i_mmap_writable is not counted. */
+	vm_flags_init(child, VM_READ | VM_MAYREAD | VM_SHARED | VM_MAYSHARE);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_eligible(child, parent));
+	rt_done(test, t);
+}
+
+static struct kunit_case rmap_oplog_test_cases[] = {
+	KUNIT_CASE(rmap_oplog_test_local_absorb),
+	KUNIT_CASE(rmap_oplog_test_global_absorb),
+	KUNIT_CASE(rmap_oplog_test_reader),
+	KUNIT_CASE(rmap_oplog_test_refuse),
+	KUNIT_CASE(rmap_oplog_test_spill),
+	KUNIT_CASE(rmap_oplog_test_split),
+	KUNIT_CASE(rmap_oplog_test_hotplug),
+	KUNIT_CASE(rmap_oplog_test_release),
+	KUNIT_CASE(rmap_oplog_test_eligible),
+	{}
+};
+
+static struct kunit_suite rmap_oplog_test_suite = {
+	.name = "rmap_oplog",
+	.test_cases = rmap_oplog_test_cases,
+};
+kunit_test_suite(rmap_oplog_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for the file reverse map on OpLog");
+MODULE_LICENSE("GPL");

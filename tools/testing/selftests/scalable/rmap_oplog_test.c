@@ -1,0 +1,486 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The file reverse map on OpLog (mm/oplog_rmap.c), seen from user space.
+ *
+ * With /sys/kernel/debug/rmap_oplog/enabled on, a fork logs the insert of
+ * each eligible file VMA of the child (a private, never written mapping)
+ * per CPU instead of putting it into the file's i_mmap tree.  Every test
+ * below checks what the tree must still give: after a truncate, no
+ * process can read a removed page (SIGBUS), which holds only if the
+ * truncate's rmap walk found every VMA.  Files are on a private tmpfs.
+ *
+ *  1. truncate: children forked from parents on every CPU fault a page in,
+ *     then the file is truncated under them: each child, and the parent,
+ *     must get SIGBUS.  The logged counter must have grown.
+ *  2. absorb: children that exit on the CPU they were forked on cancel
+ *     their logged inserts there (absorbed_local grows); children that
+ *     move to another CPU first cancel them at their unlink
+ *     (absorbed_global grows).
+ *  3. holes: children munmap random pages of a 64-page mapping whose
+ *     insert was logged (each munmap splits the VMA: vma_prepare() must
+ *     put the logged insert into the tree first), check that the pages
+ *     left still read back their contents, then the file is truncated
+ *     to zero and every page left must give SIGBUS.
+ *  4. mremap: children move their mapping (logged insert) to a new
+ *     address while siblings keep forking; after the truncate, the
+ *     moved page must give SIGBUS.
+ *
+ * The debug boot runs these under lockdep and KASAN; a lost or doubled
+ * insert also shows as a splat (a VMA freed while in the tree).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "../kselftest.h"
+#include "sysfs_util.h"
+
+#define SWITCH	"/sys/kernel/debug/rmap_oplog/enabled"
+#define STATS	"/sys/kernel/debug/rmap_oplog/stats"
+
+#define NR_CHILDREN	8
+#define HOLE_PAGES	64
+
+static char root[64];
+static long page_size;
+static int ncpu;
+
+static sigjmp_buf bus_env;
+
+static void on_sigbus(int sig)
+{
+	siglongjmp(bus_env, 1);
+}
+
+/* Read one byte at @p: 0..255, or -1 on SIGBUS. */
+static int probe(const volatile char *p)
+{
+	struct sigaction sa = { .sa_handler = on_sigbus };
+	int v;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+	if (sigsetjmp(bus_env, 1))
+		return -1;
+	v = (unsigned char)*p;
+	return v;
+}
+
+static long stat_of(const char *key)
+{
+	long v = -1;
+
+	if (sysfs_read_stat(STATS, key, &v))
+		return -1;
+	return v;
+}
+
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu % ncpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void unpin(void)
+{
+	cpu_set_t set;
+	int i;
+
+	CPU_ZERO(&set);
+	for (i = 0; i < ncpu; i++)
+		CPU_SET(i, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* A file of @pages pages on the test tmpfs, page i filled with byte 'a'+i. */
+static int make_file(const char *name, int pages, char *path, size_t len)
+{
+	char *buf;
+	int fd, i;
+
+	snprintf(path, len, "%s/%s", root, name);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		return -1;
+	buf = malloc(page_size);
+	if (!buf) {
+		close(fd);
+		return -1;
+	}
+	for (i = 0; i < pages; i++) {
+		memset(buf, 'a' + i % 26, page_size);
+		if (write(fd, buf, page_size) != page_size) {
+			free(buf);
+			close(fd);
+			return -1;
+		}
+	}
+	free(buf);
+	return fd;
+}
+
+static int wait_children(pid_t *pids, int n)
+{
+	int i, status, bad = 0;
+
+	for (i = 0; i < n; i++) {
+		if (pids[i] <= 0)
+			continue;
+		if (waitpid(pids[i], &status, 0) != pids[i] ||
+		    !WIFEXITED(status) || WEXITSTATUS(status)) {
+			ksft_print_msg("child %d: status %#x\n", pids[i], status);
+			bad++;
+		}
+	}
+	return bad;
+}
+
+/* Wait for one byte from each of @n children on @rfd. */
+static int gather(int rfd, int n)
+{
+	char c;
+
+	while (n--)
+		if (read(rfd, &c, 1) != 1)
+			return -1;
+	return 0;
+}
+
+static void release(int wfd, int n)
+{
+	while (n--)
+		if (write(wfd, "g", 1) != 1)
+			break;
+}
+
+/*
+ * 1. Every child faults page 1 in through its logged VMA, the file
+ * shrinks to one page, and page 1 must be gone for all of them.
+ */
+static void test_truncate(void)
+{
+	int ready[2], go[2], fd, i, bad;
+	pid_t pids[NR_CHILDREN] = { };
+	long logged0, logged1;
+	char path[128], c;
+	char *map;
+
+	fd = make_file("truncate", 2, path, sizeof(path));
+	if (fd < 0 || pipe(ready) || pipe(go)) {
+		ksft_test_result_fail("truncate: setup: %s\n", strerror(errno));
+		return;
+	}
+	map = mmap(NULL, 2 * page_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED) {
+		ksft_test_result_fail("truncate: mmap: %s\n", strerror(errno));
+		return;
+	}
+	probe(map + page_size);
+	logged0 = stat_of("logged");
+	for (i = 0; i < NR_CHILDREN; i++) {
+		/* Fork from every CPU: the inserts go to every CPU's log. */
+		pin(i);
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			int before = probe(map + page_size);
+
+			if (write(ready[1], "r", 1) != 1 ||
+			    read(go[0], &c, 1) != 1)
+				_exit(2);
+			if (before != 'b') {
+				printf("# child: page 1 reads %d before\n", before);
+				_exit(3);
+			}
+			if (probe(map + page_size) != -1) {
+				printf("# child: page 1 still mapped after the truncate\n");
+				_exit(1);
+			}
+			_exit(0);
+		}
+	}
+	unpin();
+	logged1 = stat_of("logged");
+	bad = gather(ready[0], NR_CHILDREN) ? NR_CHILDREN : 0;
+	if (ftruncate(fd, page_size))
+		bad++;
+	release(go[1], NR_CHILDREN);
+	bad += wait_children(pids, NR_CHILDREN);
+	if (probe(map + page_size) != -1) {
+		ksft_print_msg("truncate: page 1 still mapped in the parent\n");
+		bad++;
+	}
+	ksft_print_msg("truncate: %ld inserts logged by %d forks\n",
+		       logged1 - logged0, NR_CHILDREN);
+	if (logged1 - logged0 < NR_CHILDREN) {
+		ksft_print_msg("truncate: the forks logged no insert\n");
+		bad++;
+	}
+	munmap(map, 2 * page_size);
+	close(fd);
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	close(go[1]);
+	ksft_test_result(!bad, "truncate\n");
+}
+
+/*
+ * Fork @n children, one at a time, that exit at once, on @exit_cpu (-1:
+ * where forked).  One at a time: a child's unlink on another CPU flushes
+ * every CPU's log, and a sibling forked meanwhile, while the flushing
+ * child held i_mmap_rwsem, would take the stock path.
+ */
+static int fork_exit(int n, int fork_cpu, int exit_cpu)
+{
+	pid_t pid;
+	int i, bad = 0;
+
+	pin(fork_cpu);
+	for (i = 0; i < n; i++) {
+		pid = fork();
+		if (pid == 0) {
+			if (exit_cpu >= 0 && pin(exit_cpu))
+				_exit(2);
+			_exit(0);
+		}
+		bad += wait_children(&pid, 1);
+	}
+	unpin();
+	return bad;
+}
+
+/* 2. Local absorption on the forking CPU, global elsewhere. */
+static void test_absorb(void)
+{
+	long local0, local1, global0, global1;
+	char path[128];
+	int fd, bad = 0;
+	char *map;
+
+	fd = make_file("absorb", 1, path, sizeof(path));
+	map = fd < 0 ? MAP_FAILED :
+	      mmap(NULL, page_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED) {
+		ksft_test_result_fail("absorb: setup: %s\n", strerror(errno));
+		return;
+	}
+	local0 = stat_of("absorbed_local");
+	global0 = stat_of("absorbed_global");
+	bad += fork_exit(NR_CHILDREN, 0, -1);
+	local1 = stat_of("absorbed_local");
+	if (ncpu > 1)
+		bad += fork_exit(NR_CHILDREN, 0, 1);
+	global1 = stat_of("absorbed_global");
+	ksft_print_msg("absorb: %ld cancelled locally, %ld at another CPU's unlink\n",
+		       local1 - local0, global1 - global0);
+	if (local1 - local0 < NR_CHILDREN) {
+		ksft_print_msg("absorb: children exiting where forked absorbed too little\n");
+		bad++;
+	}
+	if (ncpu > 1 && global1 - global0 < NR_CHILDREN) {
+		ksft_print_msg("absorb: children exiting elsewhere absorbed too little\n");
+		bad++;
+	}
+	munmap(map, page_size);
+	close(fd);
+	ksft_test_result(!bad, "absorb\n");
+}
+
+/* In a child: munmap random pages of @map, check the rest, report. */
+static int punch_holes(char *map, unsigned int seed, char *holes)
+{
+	int i;
+
+	srand(seed);
+	for (i = 0; i < HOLE_PAGES; i++) {
+		holes[i] = rand() % 3 == 0;
+		if (holes[i] && munmap(map + i * page_size, page_size))
+			return -1;
+	}
+	for (i = 0; i < HOLE_PAGES; i++)
+		if (!holes[i] && probe(map + i * page_size) != 'a' + i % 26)
+			return -1;
+	return 0;
+}
+
+/*
+ * 3. Children split their logged VMA by munmap holes; after the file is
+ * truncated to zero, no page they kept may read.
+ */
+static void test_holes(void)
+{
+	int ready[2], go[2], fd, i, bad;
+	pid_t pids[NR_CHILDREN] = { };
+	char path[128], c;
+	char *map;
+
+	fd = make_file("holes", HOLE_PAGES, path, sizeof(path));
+	if (fd < 0 || pipe(ready) || pipe(go)) {
+		ksft_test_result_fail("holes: setup: %s\n", strerror(errno));
+		return;
+	}
+	map = mmap(NULL, HOLE_PAGES * page_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED) {
+		ksft_test_result_fail("holes: mmap: %s\n", strerror(errno));
+		return;
+	}
+	for (i = 0; i < NR_CHILDREN; i++) {
+		pin(i);
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			char holes[HOLE_PAGES];
+			int j;
+
+			if (punch_holes(map, 1000 + i, holes)) {
+				printf("# child %d: a page left reads wrong\n", i);
+				_exit(3);
+			}
+			if (write(ready[1], "r", 1) != 1 ||
+			    read(go[0], &c, 1) != 1)
+				_exit(2);
+			for (j = 0; j < HOLE_PAGES; j++) {
+				if (holes[j] || probe(map + j * page_size) == -1)
+					continue;
+				printf("# child %d: page %d still mapped\n", i, j);
+				_exit(1);
+			}
+			_exit(0);
+		}
+	}
+	unpin();
+	bad = gather(ready[0], NR_CHILDREN) ? NR_CHILDREN : 0;
+	if (ftruncate(fd, 0))
+		bad++;
+	release(go[1], NR_CHILDREN);
+	bad += wait_children(pids, NR_CHILDREN);
+	munmap(map, HOLE_PAGES * page_size);
+	close(fd);
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	close(go[1]);
+	ksft_test_result(!bad, "holes\n");
+}
+
+/*
+ * 4. Children move their logged mapping with mremap() while siblings
+ * fork and exit; after the truncate, the moved page must be gone.
+ */
+static void test_mremap(void)
+{
+	int ready[2], go[2], fd, i, bad;
+	pid_t pids[NR_CHILDREN] = { }, churn;
+	char path[128], c;
+	char *map;
+
+	fd = make_file("mremap", 2, path, sizeof(path));
+	if (fd < 0 || pipe(ready) || pipe(go)) {
+		ksft_test_result_fail("mremap: setup: %s\n", strerror(errno));
+		return;
+	}
+	map = mmap(NULL, 2 * page_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED) {
+		ksft_test_result_fail("mremap: mmap: %s\n", strerror(errno));
+		return;
+	}
+	churn = fork();
+	if (churn == 0) {
+		/* Siblings that fork and exit, logging and absorbing. */
+		for (;;) {
+			pid_t p = fork();
+
+			if (p == 0)
+				_exit(0);
+			if (p > 0)
+				waitpid(p, NULL, 0);
+		}
+	}
+	for (i = 0; i < NR_CHILDREN; i++) {
+		pin(i);
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			char *to, *moved;
+
+			to = mmap(NULL, 4 * page_size, PROT_NONE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (to == MAP_FAILED)
+				_exit(2);
+			/* The second page only, to a new place. */
+			moved = mremap(map + page_size, page_size, page_size,
+				       MREMAP_MAYMOVE | MREMAP_FIXED,
+				       to + page_size);
+			if (moved == MAP_FAILED || probe(moved) != 'b')
+				_exit(3);
+			if (write(ready[1], "r", 1) != 1 ||
+			    read(go[0], &c, 1) != 1)
+				_exit(2);
+			if (probe(moved) != -1) {
+				printf("# child %d: moved page still mapped\n", i);
+				_exit(1);
+			}
+			_exit(0);
+		}
+	}
+	unpin();
+	bad = gather(ready[0], NR_CHILDREN) ? NR_CHILDREN : 0;
+	if (ftruncate(fd, page_size))
+		bad++;
+	release(go[1], NR_CHILDREN);
+	bad += wait_children(pids, NR_CHILDREN);
+	kill(churn, SIGKILL);
+	waitpid(churn, NULL, 0);
+	munmap(map, 2 * page_size);
+	close(fd);
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	close(go[1]);
+	ksft_test_result(!bad, "mremap\n");
+}
+
+int main(void)
+{
+	long saved;
+
+	ksft_print_header();
+	ksft_set_plan(4);
+	if (getuid())
+		ksft_exit_skip("needs root\n");
+	if (sysfs_read_long(SWITCH, &saved))
+		ksft_exit_skip("no %s (CONFIG_RMAP_OPLOG off, or no debugfs)\n",
+			       SWITCH);
+	page_size = sysconf(_SC_PAGESIZE);
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	if (ncpu < 1)
+		ncpu = 1;
+	snprintf(root, sizeof(root), "/tmp/rmap_oplog_test.%d", getpid());
+	if (mkdir(root, 0755) || mount("none", root, "tmpfs", 0, "size=16m"))
+		ksft_exit_fail_msg("mount tmpfs on %s: %s\n", root,
+				   strerror(errno));
+	if (sysfs_write_str(SWITCH, "1"))
+		ksft_exit_fail_msg("cannot turn %s on\n", SWITCH);
+
+	test_truncate();
+	test_absorb();
+	test_holes();
+	test_mremap();
+
+	umount2(root, MNT_DETACH);
+	rmdir(root);
+	sysfs_write_str(SWITCH, saved ? "1" : "0");
+	ksft_finished();
+}
