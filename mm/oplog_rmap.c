@@ -125,7 +125,7 @@
 #include <asm/cacheflush.h>
 
 DEFINE_STATIC_KEY_FALSE(rmap_oplog_key);
-EXPORT_SYMBOL_IF_KUNIT(rmap_oplog_key);
+
 /* Read by the i_mmap_lock_*() helpers, inline in modules too. */
 DEFINE_STATIC_KEY_FALSE(rmap_oplog_logged_key);
 EXPORT_SYMBOL(rmap_oplog_logged_key);
@@ -548,9 +548,21 @@ int rmap_oplog_switch(bool on)
 }
 EXPORT_SYMBOL_IF_KUNIT(rmap_oplog_switch);
 
+/**
+ * rmap_oplog_enabled() - does fork log its reverse-map inserts now?
+ *
+ * Context: any.
+ * Return: true if rmap_oplog_key is on.
+ */
+VISIBLE_IF_KUNIT bool rmap_oplog_enabled(void)
+{
+	return static_key_enabled(&rmap_oplog_key);
+}
+EXPORT_SYMBOL_IF_KUNIT(rmap_oplog_enabled);
+
 static int rmap_oplog_enabled_get(void *data, u64 *val)
 {
-	*val = static_key_enabled(&rmap_oplog_key);
+	*val = rmap_oplog_enabled();
 	return 0;
 }
 

@@ -55,7 +55,7 @@ static struct rt_ctx *rt_new(struct kunit *test)
 	struct rt_ctx *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
 	int i;
 
-	if (!static_key_enabled(&rmap_oplog_key))
+	if (!rmap_oplog_enabled())
 		kunit_skip(test, "rmap_oplog is off");
 	KUNIT_ASSERT_NOT_NULL(test, t);
 	t->mapping = kunit_kzalloc(test, sizeof(*t->mapping), GFP_KERNEL);
@@ -411,6 +411,7 @@ static struct kunit_suite rmap_oplog_test_suite = {
 	.name = "rmap_oplog",
 	.test_cases = rmap_oplog_test_cases,
 };
+
 kunit_test_suite(rmap_oplog_test_suite);
 
 MODULE_DESCRIPTION("KUnit tests for the file reverse map on OpLog");

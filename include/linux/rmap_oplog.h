@@ -25,6 +25,7 @@ int __rmap_oplog_lock_unlink(struct address_space *mapping,
 int rmap_oplog_switch(bool on);
 #if IS_ENABLED(CONFIG_KUNIT)
 /* Internals, for mm/oplog_rmap_test.c only. */
+bool rmap_oplog_enabled(void);
 bool rmap_oplog_eligible(struct vm_area_struct *vma,
 			 struct vm_area_struct *parent);
 bool rmap_oplog_queue_insert(struct address_space *mapping,

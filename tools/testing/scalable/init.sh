@@ -142,6 +142,8 @@ if [ -n "$scalable_trace" ]; then
 		# and remove under the tracer
 		stat_bench) args="$targs -n 8192" ;;
 		ast_bench) args="$targs -t 100 -b 1" ;;
+		# the thesis's crossover region, and one far from it
+		fork_truncate) args="$targs -T 1,2,3,10" ;;
 		qdo_idle) t=qdo_latency; args="-I $ms" ;;
 		*) args="$targs" ;;
 		esac

@@ -6,6 +6,7 @@
 
 import json
 import os
+import re
 import time
 
 import scalable_common as common
@@ -16,6 +17,38 @@ def num(v):
 	if v >= 100:
 		return '%.0f' % v
 	return '%.3g' % v if v >= 0.001 or v == 0 else '%.2e' % v
+
+
+def fork_truncate_crossover(results):
+	"""Where fork_truncate's OpLog starts to win, at the most CPUs it ran.
+
+	Its modes are "T=<t>-stock" and "T=<t>-oplog" (a truncate every t
+	forks); the "-oplog" lines carry the ratio to "-stock".  The crossover
+	is the smallest t from which every larger t has a ratio of at least 1
+	(the thesis, section 6.1: OpLog loses at a truncate every 1-2 forks and
+	wins from 3).  Returns a sentence, or '' without such results.
+	"""
+	ratios = {}
+	for r in results:
+		m = re.fullmatch(r'T=(\d+)-oplog', str(r.get('mode', '')))
+		if r.get('bench') == 'fork_truncate' and m and \
+		   isinstance(r.get('ratio'), (int, float)) and isinstance(r.get('cpus'), int):
+			ratios.setdefault(r['cpus'], {})[int(m.group(1))] = r['ratio']
+	if not ratios:
+		return ''
+	cpus = max(ratios)
+	byt = ratios[cpus]
+	ts = sorted(byt)
+	cross = None
+	for t in reversed(ts):
+		if byt[t] < 1:
+			break
+		cross = t
+	seen = ', '.join('T=%d %.2fx' % (t, byt[t]) for t in ts)
+	if cross is None:
+		return 'fork_truncate at %d CPUs: the OpLog wins at no T (%s).' % (cpus, seen)
+	return 'fork_truncate at %d CPUs: the OpLog wins from a truncate every %d forks ' \
+	       'on (%s).' % (cpus, cross, seen)
 
 
 def bench_table(results):
@@ -46,6 +79,9 @@ def bench_table(results):
 			else:
 				cell = '%s ±%s (%s)' % (num(r['ops_per_ms']), num(r.get('stddev', 0)),
 							num(r['ops_per_ms'] / c))
+				if str(mode).endswith('-oplog') and \
+				   isinstance(r.get('ratio'), (int, float)):
+					cell += ' oplog %.2fx' % r['ratio']
 				if isinstance(r.get('ast_speedup'), (int, float)):
 					cell += ' ast %.2fx' % r['ast_speedup']
 					if isinstance(r.get('ast_cpu_speedup'), (int, float)):
@@ -55,6 +91,13 @@ def bench_table(results):
 		scale = '%.2fx' % (top['ops_per_ms'] / one['ops_per_ms']) \
 			if one and top and one['ops_per_ms'] > 0 and cpus[0] == 1 else '-'
 		lines.append('| %s | %s | %s | %s |' % (bench, mode, ' | '.join(cells), scale))
+	if any(str(r.get('mode', '')).endswith('-oplog') and 'ratio' in r for r in results):
+		lines += ['', '"oplog N.NNx": this "-oplog" mode moved N.NN times as many '
+			  'operations per ms as its "-stock" mode with the same CPUs '
+			  '(ratio; above 1 the OpLog is faster).']
+		cross = fork_truncate_crossover(results)
+		if cross:
+			lines += ['', cross]
 	if any('ast_speedup' in r for r in results):
 		lines += ['', '"ast N.NNx": the default ast_mutex moved N.NN times as many items '
 			  'per ms as this baseline with the same threads, buffer and CPUs '

@@ -55,6 +55,14 @@ MECHANISMS = {
 		    'fn:__wake_up', 'fn:__wake_up_common', 'fn:__wake_up_common_lock',
 		    'fn:add_wait_queue', 'fn:remove_wait_queue', 'fn:woken_wake_function',
 		    'fn:wait_woken', 'fn:kill_fasync'),
+	# the file reverse map (issue 13): the i_mmap tree, OpLog's rmap user,
+	# and the rwsem functions that take i_mmap_rwsem (fork_bench's
+	# workers are separate processes, so their mmap_locks are not shared)
+	'rmap': ('mm/oplog_rmap.o', 'mm/interval_tree.o',
+		 'fn:down_write', 'fn:up_write', 'fn:down_read', 'fn:up_read',
+		 'fn:down_write_trylock', 'fn:down_read_trylock', 'fn:downgrade_write',
+		 'fn:rwsem_down_write_slowpath', 'fn:rwsem_down_read_slowpath',
+		 'fn:rwsem_wake', 'fn:rwsem_mark_wake', 'fn:rwsem_optimistic_spin'),
 }
 
 

@@ -83,6 +83,23 @@ class TableTest(unittest.TestCase):
 		self.assertIn('ast_speedup', t)
 
 
+	def test_table_oplog_ratio_and_crossover(self):
+		rs = []
+		for t, ratio in ((1, 0.8), (2, 0.95), (3, 1.1), (4, 1.2)):
+			rs.append({'bench': 'fork_truncate', 'mode': 'T=%d-stock' % t, 'cpus': 2,
+				   'ops_per_ms': 10.0, 'runs': 1, 'stddev': 0})
+			rs.append({'bench': 'fork_truncate', 'mode': 'T=%d-oplog' % t, 'cpus': 2,
+				   'ops_per_ms': 10.0 * ratio, 'runs': 1, 'stddev': 0,
+				   'base': 'T=%d-stock' % t, 'ratio': ratio})
+		t = R.bench_table(rs)
+		self.assertIn('| fork_truncate | T=3-oplog | 11 ±0 (5.5) oplog 1.10x | - |', t)
+		self.assertIn('| fork_truncate | T=3-stock | 10 ±0 (5) | - |', t)
+		self.assertIn('the OpLog wins from a truncate every 3 forks on', t)
+		self.assertEqual(R.fork_truncate_crossover(rs[:4]),
+				 'fork_truncate at 2 CPUs: the OpLog wins at no T (T=1 0.80x, T=2 0.95x).')
+		self.assertEqual(R.fork_truncate_crossover(RESULTS), '')
+
+
 class ReportTest(unittest.TestCase):
 	REPORT = {'title': 'T', 'base': '6.12.117', 'host_cpus': 2,
 		  'date': '2025-01-01T00:00:00+0000', 'boots': [SUMMARY]}

@@ -11,6 +11,12 @@
  * contend on the same i_mmap trees; in "private" mode each worker maps
  * its own M files.
  *
+ * With CONFIG_RMAP_OPLOG (mm/oplog_rmap.c), each mode runs twice:
+ * "-stock" with /sys/kernel/debug/rmap_oplog/enabled off, then "-oplog"
+ * with fork's inserts of these VMAs logged per CPU; the "-oplog" RESULT
+ * lines carry the ratio to "-stock" and the OpLog type's counters
+ * (/sys/kernel/debug/oplog/rmap/stats).  Without it, only "-stock" runs.
+ *
  * Checks: the M mappings are M separate VMAs in /proc/self/maps, and
  * every child exits with status 0.
  */
@@ -30,7 +36,11 @@
 #include "../kselftest.h"
 #include "bench.h"
 
-enum { MODE_SHARED, MODE_PRIVATE };
+enum { MODE_SHARED, MODE_PRIVATE, NR_MODES };
+
+/* The run-time switch and the statistics of CONFIG_RMAP_OPLOG */
+#define FB_OPLOG_SWITCH		"/sys/kernel/debug/rmap_oplog/enabled"
+#define FB_OPLOG_STATS		"/sys/kernel/debug/oplog/rmap/stats"
 
 static const char * const mode_names[] = { "shared", "private" };
 static int mode_mask = 3;
@@ -59,12 +69,14 @@ static int fb_parse_opt(int opt, const char *arg)
 
 static int fb_init(void)
 {
-	int i;
+	return bench_add_oplog_mode_mask_path(mode_names, NR_MODES, mode_mask,
+					      FB_OPLOG_SWITCH, FB_OPLOG_STATS);
+}
 
-	for (i = MODE_SHARED; i <= MODE_PRIVATE; i++)
-		if (mode_mask & (1 << i))
-			bench_add_mode(mode_names[i], i);
-	return 0;
+/* Parent, before each run: the OpLog switch of the mode. */
+static int fb_prepare_run(struct bench_ctl *ctl)
+{
+	return bench_oplog_select_path(FB_OPLOG_SWITCH, ctl->param);
 }
 
 static int fb_setup(int max_cpus)
@@ -94,7 +106,7 @@ static int fb_worker_init(struct bench_worker *w)
 {
 	char dir[32];
 
-	if (w->param == MODE_SHARED)
+	if ((w->param & ~BENCH_PARAM_OPLOG) == MODE_SHARED)
 		snprintf(dir, sizeof(dir), "shared");
 	else
 		snprintf(dir, sizeof(dir), "w%d", w->idx);
@@ -127,6 +139,7 @@ static const struct bench_desc fork_bench = {
 	.parse_opt = fb_parse_opt,
 	.init = fb_init,
 	.setup = fb_setup,
+	.prepare_run = fb_prepare_run,
 	.worker_init = fb_worker_init,
 	.worker_op = fb_worker_op,
 	.metrics = fb_metrics,

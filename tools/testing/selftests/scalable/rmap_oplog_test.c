@@ -64,17 +64,15 @@ static void on_sigbus(int sig)
 }
 
 /* Read one byte at @p: 0..255, or -1 on SIGBUS. */
-static int probe(const volatile char *p)
+static int probe(const char *p)
 {
 	struct sigaction sa = { .sa_handler = on_sigbus };
-	int v;
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGBUS, &sa, NULL);
 	if (sigsetjmp(bus_env, 1))
 		return -1;
-	v = (unsigned char)*p;
-	return v;
+	return (unsigned char)__atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
 static long stat_of(const char *key)
