@@ -17,8 +17,9 @@
  * absorption, oplog_absorb_hit()): neither fork nor exit touched a line
  * that another CPU reads or writes.
  *
- * Readers.  Every holder of i_mmap_rwsem synchronizes first, inside the
- * i_mmap_lock_*() and i_mmap_trylock_*() helpers of <linux/fs.h>, so
+ * Readers.  Every holder of i_mmap_rwsem that reads the tree synchronizes
+ * first, inside the i_mmap_lock_*() and i_mmap_trylock_*() helpers of
+ * <linux/fs.h>, so
  * that every user of the tree in 6.12 (rmap_walk_file(), truncate and hole
  * punch through unmap_mapping_range(), vma_prepare() for split, merge and
  * expand, mremap's take_rmap_locks(), khugepaged, uprobes, memory-failure,
@@ -28,17 +29,24 @@
  * tree.  A reader (i_mmap_lock_read()) checks under the object lock
  * whether anything is logged; if so, it trades its read lock for the write
  * lock, synchronizes and downgrades, since putting VMAs into the tree
- * needs the tree to itself.  An unlink (rmap_oplog_lock_unlink()) flushes
- * too, but cancels the inserts of its own VMAs (global absorption) and
- * leaves the others spilled: it takes nothing else out of the tree, and
- * their own unlinks may still cancel them.  mm_take_all_locks(), the one
+ * needs the tree to itself.  Two holders read nothing in the tree and
+ * synchronize only what they touch: an unlink (rmap_oplog_lock_unlink())
+ * whose VMA's insert is still logged applies what every CPU logged, with
+ * the logs left attached, and cancels that insert against the removal
+ * (global absorption), leaving the other inserts for their own unlinks to
+ * cancel; and fork's stock insert after a parent VMA
+ * (rmap_oplog_lock_insert()) synchronizes only if that parent's own
+ * insert is still logged.  So a file whose mappings are partly stock
+ * (libc's data, which has an anon_vma) does not flush every CPU's logs at
+ * every fork and exit.  Whether a VMA's insert is logged is its
+ * op's code (rmap_oplog_logged()).  mm_take_all_locks(), the one
  * taker of i_mmap_rwsem outside the helpers, calls rmap_oplog_sync()
  * itself.  "make check" runs a coccinelle rule
  * (tools/testing/scalable/cocci/i_mmap_users.cocci) that fails on a
  * function using ->i_mmap or ->i_mmap_rwsem with neither a helper nor a
  * lock assertion, unless it is in a reviewed list.
  *
- * Exclusion.  A holder of i_mmap_rwsem must also see no insert logged
+ * Exclusion.  A holder that reads the tree must also see no insert logged
  * while it holds it (a truncate's walk must find a child forked during the
  * walk, as it would with the stock lock).  The flush detaches every CPU's
  * log, so a later insert misses and must attach a new log, under the
@@ -158,6 +166,18 @@ static void rmap_oplog_count(enum rmap_oplog_stat s, unsigned long n)
 	this_cpu_add(rmap_oplog_stats[s], n);
 }
 
+/*
+ * Is the insert of @vma logged (in a per-CPU log or the spill list), not
+ * in the tree?  &oplog_op.code is OPLOG_ADD from rmap_oplog_queue_insert()
+ * until the insert is put into the tree or absorbed, and 0 otherwise
+ * (vm_area_alloc() zeroes it, vm_area_dup() clears it).  Exact under
+ * i_mmap_rwsem held for write, or in the VMA's own unlink.
+ */
+static bool rmap_oplog_logged(struct vm_area_struct *vma)
+{
+	return READ_ONCE(vma->i_mmap_op.code) == OPLOG_ADD;
+}
+
 static struct address_space *obj_mapping(struct oplog_obj *obj)
 {
 	return container_of(obj, struct address_space, i_mmap_oplog);
@@ -266,6 +286,7 @@ static void rmap_oplog_apply(struct address_space *mapping,
 
 	list_for_each_entry_safe(vma, next, batch, i_mmap_op.node) {
 		list_del(&vma->i_mmap_op.node);
+		WRITE_ONCE(vma->i_mmap_op.code, 0);
 		flush_dcache_mmap_lock(mapping);
 		vma_interval_tree_insert(vma, &mapping->i_mmap);
 		flush_dcache_mmap_unlock(mapping);
@@ -401,9 +422,10 @@ VISIBLE_IF_KUNIT bool rmap_oplog_queue_insert(struct address_space *mapping,
 					      struct vm_area_struct *vma)
 {
 	vma->i_mmap_op.key = (unsigned long)vma;
-	vma->i_mmap_op.code = OPLOG_ADD;
+	WRITE_ONCE(vma->i_mmap_op.code, OPLOG_ADD);
 	if (oplog_queue(&rmap_oplog_type, &mapping->i_mmap_oplog,
 			&vma->i_mmap_op)) {
+		WRITE_ONCE(vma->i_mmap_op.code, 0);
 		rmap_oplog_count(RMAP_OPLOG_REFUSED, 1);
 		return false;
 	}
@@ -443,8 +465,11 @@ int __rmap_oplog_absorb_local(struct address_space *mapping,
 	int i, left = 0;
 
 	for (i = 0; i < count; i++) {
-		if (oplog_absorb_hit(&rmap_oplog_type, &mapping->i_mmap_oplog,
+		/* Racy: a reader may be putting it into the tree meanwhile. */
+		if (rmap_oplog_logged(vmas[i]) &&
+		    oplog_absorb_hit(&rmap_oplog_type, &mapping->i_mmap_oplog,
 				     &vmas[i]->i_mmap_op)) {
+			WRITE_ONCE(vmas[i]->i_mmap_op.code, 0);
 			rmap_oplog_count(RMAP_OPLOG_ABSORBED_LOCAL, 1);
 			continue;
 		}
@@ -466,39 +491,51 @@ int __rmap_oplog_absorb_local(struct address_space *mapping,
 int __rmap_oplog_lock_unlink(struct address_space *mapping,
 			     struct vm_area_struct **vmas, int count)
 {
-	struct vm_area_struct *vma, *next;
 	unsigned long absorbed = 0;
-	LIST_HEAD(batch);
+	bool logged = false;
 	int i;
 
 	down_write(&mapping->i_mmap_rwsem);
+	for (i = 0; i < count; i++)
+		logged |= rmap_oplog_logged(vmas[i]);
+	if (!logged)
+		return count;
 	spin_lock(&mapping->i_mmap_oplog_lock);
-	rmap_oplog_take(mapping, &batch);
-	spin_unlock(&mapping->i_mmap_oplog_lock);
-	/* Global absorption: a logged insert meets its VMA's removal. */
-	list_for_each_entry_safe(vma, next, &batch, i_mmap_op.node) {
-		for (i = 0; i < count; i++) {
-			if (vmas[i] != vma)
-				continue;
-			list_del(&vma->i_mmap_op.node);
-			vmas[i] = vmas[--count];
-			absorbed++;
-			break;
-		}
-	}
-	if (absorbed)
-		rmap_oplog_count(RMAP_OPLOG_ABSORBED_GLOBAL, absorbed);
 	/*
-	 * The caller only takes its own VMAs out of the tree: leave the other
-	 * inserts spilled, so that their own unlinks can still absorb them.
-	 * The next holder of i_mmap_rwsem puts them into the tree.
+	 * Apply what every CPU logged before now, and leave the logs attached:
+	 * this holder reads nothing in the tree, so other CPUs may go on
+	 * logging.  A logged insert of ours was queued before (by the fork
+	 * that made the VMA), so it is in the spill list now.
 	 */
-	if (!list_empty(&batch)) {
-		spin_lock(&mapping->i_mmap_oplog_lock);
-		list_splice(&batch, &mapping->i_mmap_spill);
-		spin_unlock(&mapping->i_mmap_oplog_lock);
+	if (mapping->i_mmap_oplog.cpus)
+		oplog_synchronize_locked(&rmap_oplog_type, &mapping->i_mmap_oplog);
+	for (i = 0; i < count; i++) {
+		if (!rmap_oplog_logged(vmas[i]))
+			continue;
+		/* Global absorption: a logged insert meets its VMA's removal. */
+		list_del(&vmas[i]->i_mmap_op.node);
+		WRITE_ONCE(vmas[i]->i_mmap_op.code, 0);
+		vmas[i--] = vmas[--count];
+		absorbed++;
 	}
+	spin_unlock(&mapping->i_mmap_oplog_lock);
+	rmap_oplog_count(RMAP_OPLOG_ABSORBED_GLOBAL, absorbed);
 	return count;
+}
+
+/**
+ * __rmap_oplog_lock_insert() - see rmap_oplog_lock_insert()
+ * @mapping: the address space
+ * @parent: the VMA that the caller inserts after
+ *
+ * Context: see rmap_oplog_lock_insert().
+ */
+void __rmap_oplog_lock_insert(struct address_space *mapping,
+			      struct vm_area_struct *parent)
+{
+	down_write(&mapping->i_mmap_rwsem);
+	if (rmap_oplog_logged(parent))
+		__rmap_oplog_sync(mapping);
 }
 
 static int __init rmap_oplog_setup(char *str)

@@ -178,7 +178,6 @@ static void rmap_oplog_test_global_absorb(struct kunit *test)
 	vma_interval_tree_remove(vmas[0], &t->mapping->i_mmap);
 	/* The others stay spilled, for their own removals to absorb. */
 	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 0);
-	KUNIT_EXPECT_EQ(test, t->mapping->i_mmap_oplog.cpus, 0UL);
 	i_mmap_unlock_write(t->mapping);
 	KUNIT_EXPECT_TRUE(test, mapping_mapped(t->mapping));
 
@@ -187,9 +186,22 @@ static void rmap_oplog_test_global_absorb(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rmap_oplog_lock_unlink(t->mapping, vmas, 1), 0);
 	i_mmap_unlock_write(t->mapping);
 
-	/* The next writer puts vmas[2] in; vmas[0] and vmas[1] never were. */
+	/* Removing only stock VMAs synchronizes nothing. */
 	i_mmap_lock_write(t->mapping);
+	vma_interval_tree_insert(t->vmas[3], &t->mapping->i_mmap);
+	i_mmap_unlock_write(t->mapping);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[1]));
+	vmas[0] = t->vmas[3];
+	KUNIT_EXPECT_EQ(test, rmap_oplog_lock_unlink(t->mapping, vmas, 1), 1);
+	vma_interval_tree_remove(t->vmas[3], &t->mapping->i_mmap);
+	KUNIT_EXPECT_NE(test, t->mapping->i_mmap_oplog.cpus, 0UL);
 	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 1);
+	i_mmap_unlock_write(t->mapping);
+
+	/* The next writer puts the others in. */
+	i_mmap_lock_write(t->mapping);
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 2);
+	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[1]));
 	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[2]));
 	i_mmap_unlock_write(t->mapping);
 	rt_done(test, t);
@@ -304,6 +316,41 @@ static void rmap_oplog_test_split(struct kunit *test)
 }
 
 /*
+ * fork's stock insert after a parent VMA synchronizes only if the parent's
+ * own insert is still logged: then the parent is in the tree to insert
+ * after; otherwise the other logged inserts stay logged.
+ */
+static void rmap_oplog_test_lock_insert(struct kunit *test)
+{
+	struct rt_ctx *t = rt_new(test);
+
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[0]));
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[1]));
+	/* vmas[2] after vmas[3], a stock VMA: nothing is synchronized. */
+	i_mmap_lock_write(t->mapping);
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 2);
+	vma_interval_tree_remove(t->vmas[0], &t->mapping->i_mmap);
+	vma_interval_tree_remove(t->vmas[1], &t->mapping->i_mmap);
+	vma_interval_tree_insert(t->vmas[3], &t->mapping->i_mmap);
+	i_mmap_unlock_write(t->mapping);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[0]));
+	rmap_oplog_lock_insert(t->mapping, t->vmas[3]);
+	KUNIT_EXPECT_FALSE(test, rt_in_tree(t, t->vmas[0]));
+	t->vmas[2]->vm_pgoff = t->vmas[3]->vm_pgoff;
+	vma_interval_tree_insert_after(t->vmas[2], t->vmas[3], &t->mapping->i_mmap);
+	i_mmap_unlock_write(t->mapping);
+
+	/* vmas[1] after vmas[0], whose insert is logged: it is put in first. */
+	rmap_oplog_lock_insert(t->mapping, t->vmas[0]);
+	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[0]));
+	t->vmas[1]->vm_pgoff = t->vmas[0]->vm_pgoff;
+	vma_interval_tree_insert_after(t->vmas[1], t->vmas[0], &t->mapping->i_mmap);
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 4);
+	i_mmap_unlock_write(t->mapping);
+	rt_done(test, t);
+}
+
+/*
  * A CPU with a logged insert goes offline: OpLog detaches its logs, the
  * insert is spilled, and the next writer puts it into the tree.
  */
@@ -401,6 +448,7 @@ static struct kunit_case rmap_oplog_test_cases[] = {
 	KUNIT_CASE(rmap_oplog_test_refuse),
 	KUNIT_CASE(rmap_oplog_test_spill),
 	KUNIT_CASE(rmap_oplog_test_split),
+	KUNIT_CASE(rmap_oplog_test_lock_insert),
 	KUNIT_CASE(rmap_oplog_test_hotplug),
 	KUNIT_CASE(rmap_oplog_test_release),
 	KUNIT_CASE(rmap_oplog_test_eligible),

@@ -22,6 +22,8 @@ int __rmap_oplog_absorb_local(struct address_space *mapping,
 			      struct vm_area_struct **vmas, int count);
 int __rmap_oplog_lock_unlink(struct address_space *mapping,
 			     struct vm_area_struct **vmas, int count);
+void __rmap_oplog_lock_insert(struct address_space *mapping,
+			      struct vm_area_struct *parent);
 int rmap_oplog_switch(bool on);
 #if IS_ENABLED(CONFIG_KUNIT)
 /* Internals, for mm/oplog_rmap_test.c only. */
@@ -77,13 +79,14 @@ static inline int rmap_oplog_absorb_local(struct address_space *mapping,
  * @vmas: VMAs about to be removed from @mapping->i_mmap
  * @count: the number of @vmas
  *
- * Takes i_mmap_rwsem for write and flushes every CPU's log of @mapping,
- * but the insert of a VMA of @vmas that was still logged is cancelled
- * against its removal (global absorption) instead of being put into the
- * tree, and such VMAs are dropped from @vmas as rmap_oplog_absorb_local()
- * does.  The other inserts stay spilled for their own removals to absorb:
- * the caller may only take VMAs of @vmas out of the tree.  Returns with
- * i_mmap_rwsem held for write: unlock with i_mmap_unlock_write().
+ * Takes i_mmap_rwsem for write.  If a VMA of @vmas has its insert still
+ * logged, applies what every CPU logged (oplog_synchronize_locked(), the
+ * logs stay attached) and cancels that insert against the removal (global
+ * absorption); such VMAs are dropped from @vmas as
+ * rmap_oplog_absorb_local() does.  Other logged inserts stay logged or
+ * spilled, for their own removals to absorb: the caller may only take VMAs
+ * of @vmas out of the tree.  Returns with i_mmap_rwsem held for write:
+ * unlock with i_mmap_unlock_write().
  * Context: task context; sleeps.
  * Return: how many VMAs the caller must still remove from the tree.
  */
@@ -96,7 +99,48 @@ static inline int rmap_oplog_lock_unlink(struct address_space *mapping,
 	i_mmap_lock_write(mapping);
 	return count;
 }
+
+/**
+ * rmap_oplog_lock_insert() - lock i_mmap for inserting a VMA after its parent
+ * @mapping: the address space
+ * @parent: the VMA that the caller inserts after
+ *
+ * For fork's stock insert (vma_interval_tree_insert_after()): takes
+ * i_mmap_rwsem for write and, only if @parent's own insert is still
+ * logged, synchronizes @mapping so that @parent is in the tree.  Nothing
+ * else needs to be: the caller reads nothing but @parent's place.
+ * Context: task context; sleeps.  Unlock with i_mmap_unlock_write().
+ */
+static inline void rmap_oplog_lock_insert(struct address_space *mapping,
+					  struct vm_area_struct *parent)
+{
+	if (static_branch_unlikely(&rmap_oplog_logged_key))
+		__rmap_oplog_lock_insert(mapping, parent);
+	else
+		i_mmap_lock_write(mapping);
+}
+
+/**
+ * rmap_oplog_vma_init() - a copied VMA's insert is not logged
+ * @vma: the new VMA, a copy of another (vm_area_dup())
+ *
+ * Context: any.
+ */
+static inline void rmap_oplog_vma_init(struct vm_area_struct *vma)
+{
+	vma->i_mmap_op.code = 0;
+}
 #else
+static inline void rmap_oplog_vma_init(struct vm_area_struct *vma)
+{
+}
+
+static inline void rmap_oplog_lock_insert(struct address_space *mapping,
+					  struct vm_area_struct *parent)
+{
+	i_mmap_lock_write(mapping);
+}
+
 static inline void rmap_oplog_mapping_init(struct address_space *mapping)
 {
 }

@@ -6,7 +6,8 @@
 /// CPU (mm/oplog_rmap.c); the tree holds it only after a synchronize,
 /// which the i_mmap_lock_*() and i_mmap_trylock_*() helpers do.  A user
 /// must take the lock through a helper (or rmap_oplog_sync(),
-/// rmap_oplog_sync_read() or rmap_oplog_lock_unlink()), or assert that its caller did
+/// rmap_oplog_sync_read(), rmap_oplog_lock_unlink() or
+/// rmap_oplog_lock_insert()), or assert that its caller did
 /// (i_mmap_assert_locked(), i_mmap_assert_write_locked(),
 /// lockdep_assert_held()).  tools/testing/scalable/scalable.py (make check)
 /// runs this on the assembled tree and fails on a function that uses the
@@ -62,6 +63,8 @@ rmap_oplog_sync@p(...)
 rmap_oplog_sync_read@p(...)
 |
 rmap_oplog_lock_unlink@p(...)
+|
+rmap_oplog_lock_insert@p(...)
 |
 i_mmap_assert_locked@p(...)
 |

@@ -2,7 +2,8 @@
 /*
  * fork_bench: one process per CPU loops fork(); child _exit(0); waitpid().
  *
- * Every worker maps M one-page files read-only and private, with an
+ * Every worker maps M one-page files read-only and private (one mode per
+ * M of the -n list, default 1 and 16: "shared-16f"), with an
  * unmapped page between consecutive mappings, and never touches them:
  * the VMAs have no anon_vma, fork copies no page tables for them, and
  * the cost of fork and exit is dominated by duplicating the VMAs and by
@@ -42,10 +43,49 @@ enum { MODE_SHARED, MODE_PRIVATE, NR_MODES };
 #define FB_OPLOG_SWITCH		"/sys/kernel/debug/rmap_oplog/enabled"
 #define FB_OPLOG_STATS		"/sys/kernel/debug/oplog/rmap/stats"
 
+#define FB_MAX_NR	4
+
 static const char * const mode_names[] = { "shared", "private" };
 static int mode_mask = 3;
-static long nr_files = 48;
+/* -n: the file counts, one mode per count */
+static const char *nr_arg = "1,16";
+static long nr_list[FB_MAX_NR];
+static int nr_nr;
+static long max_files;
 static struct bench_maps maps;
+
+/* Parse -n: a comma list of at most FB_MAX_NR counts. */
+static int parse_nr_list(const char *arg)
+{
+	char buf[128], *tok, *save = NULL;
+
+	if (strlen(arg) >= sizeof(buf))
+		return -1;
+	memcpy(buf, arg, strlen(arg) + 1);
+	nr_nr = 0;
+	max_files = 0;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (nr_nr == FB_MAX_NR ||
+		    bench_parse_uint(tok, 1, 100000, &nr_list[nr_nr]))
+			return -1;
+		if (nr_list[nr_nr] > max_files)
+			max_files = nr_list[nr_nr];
+		nr_nr++;
+	}
+	return nr_nr ? 0 : -1;
+}
+
+/* bench_worker.param: bit 0 the mode, then the index in nr_list */
+static int param_mode(__u64 param)
+{
+	return param & 1;
+}
+
+static long param_files(__u64 param)
+{
+	return nr_list[(param & ~BENCH_PARAM_OPLOG) >> 1];
+}
 
 static int fb_parse_opt(int opt, const char *arg)
 {
@@ -61,7 +101,8 @@ static int fb_parse_opt(int opt, const char *arg)
 			return -1;
 		return 0;
 	case 'n':
-		return bench_parse_uint(arg, 1, 100000, &nr_files);
+		nr_arg = arg;
+		return parse_nr_list(arg);
 	default:
 		return -1;
 	}
@@ -69,8 +110,24 @@ static int fb_parse_opt(int opt, const char *arg)
 
 static int fb_init(void)
 {
-	return bench_add_oplog_mode_mask_path(mode_names, NR_MODES, mode_mask,
-					      FB_OPLOG_SWITCH, FB_OPLOG_STATS);
+	char name[BENCH_NAME_LEN];
+	int m, i;
+
+	if (!nr_nr && parse_nr_list(nr_arg))
+		return -1;
+	for (m = MODE_SHARED; m < NR_MODES; m++) {
+		if (!(mode_mask & (1 << m)))
+			continue;
+		for (i = 0; i < nr_nr; i++) {
+			snprintf(name, sizeof(name), "%s-%ldf", mode_names[m],
+				 nr_list[i]);
+			if (bench_add_oplog_modes_path(name, m | i << 1,
+						       FB_OPLOG_SWITCH,
+						       FB_OPLOG_STATS))
+				return -1;
+		}
+	}
+	return 0;
 }
 
 /* Parent, before each run: the OpLog switch of the mode. */
@@ -84,7 +141,7 @@ static int fb_setup(int max_cpus)
 	size_t size = bench_page_size();
 
 	if ((mode_mask & (1 << MODE_SHARED)) &&
-	    bench_make_files("shared", nr_files, size))
+	    bench_make_files("shared", max_files, size))
 		return -1;
 	if (mode_mask & (1 << MODE_PRIVATE)) {
 		char dir[32];
@@ -92,11 +149,12 @@ static int fb_setup(int max_cpus)
 
 		for (i = 0; i < max_cpus; i++) {
 			snprintf(dir, sizeof(dir), "w%d", i);
-			if (bench_make_files(dir, nr_files, size))
+			if (bench_make_files(dir, max_files, size))
 				return -1;
 		}
 	}
-	ksft_print_msg("fork_bench: %ld one-page files per worker\n", nr_files);
+	ksft_print_msg("fork_bench: %s one-page files per worker (mode <m>-<n>f)\n",
+		       nr_arg);
 	ksft_print_msg("fork_bench: shared: %s/shared/f<j>, private: %s/w<i>/f<j>\n",
 		       bench_cfg.dir, bench_cfg.dir);
 	return 0;
@@ -104,9 +162,10 @@ static int fb_setup(int max_cpus)
 
 static int fb_worker_init(struct bench_worker *w)
 {
+	long nr_files = param_files(w->param);
 	char dir[32];
 
-	if ((w->param & ~BENCH_PARAM_OPLOG) == MODE_SHARED)
+	if (param_mode(w->param) == MODE_SHARED)
 		snprintf(dir, sizeof(dir), "shared");
 	else
 		snprintf(dir, sizeof(dir), "w%d", w->idx);
@@ -135,7 +194,8 @@ static const struct bench_desc fork_bench = {
 	.name = "fork_bench",
 	.opts = "M:n:",
 	.usage = "  -M MODE  shared, private or both (default both)\n"
-		 "  -n M     files mapped by each worker (default 48)\n",
+		 "  -n LIST  files mapped by each worker, one mode per count\n"
+		 "           (at most 4; default 1,16)\n",
 	.parse_opt = fb_parse_opt,
 	.init = fb_init,
 	.setup = fb_setup,
