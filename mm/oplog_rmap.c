@@ -115,6 +115,7 @@
  */
 
 #include <kunit/visibility.h>
+#include <linux/cacheflush.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/init.h>
@@ -130,7 +131,6 @@
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/userfaultfd_k.h>
-#include <asm/cacheflush.h>
 
 DEFINE_STATIC_KEY_FALSE(rmap_oplog_key);
 

@@ -238,7 +238,9 @@ def kbuild_condition(src, rel, depth=0):
 
 	Read from the Makefile of @rel's directory and, for that directory,
 	its parent's, up to the top-level directories (always built).  A
-	member of a composite object (foo-y += bar.o) takes foo.o's condition.
+	member of a composite object (foo-y += bar.o) takes foo.o's condition,
+	and a member of a list that obj-y names as a variable (mm/Makefile's
+	mmu-$(CONFIG_MMU) += vma.o, then obj-y += $(mmu-y)) that list's.
 	Returns None when no Makefile names @rel.
 	"""
 	rel = rel.rstrip('/')
@@ -246,6 +248,11 @@ def kbuild_condition(src, rel, depth=0):
 	if not parent or depth > 8:
 		return []
 	want = name + ('' if name.endswith('.o') else '/')
+	return _kbuild_token_condition(src, parent, want, depth)
+
+
+def _kbuild_token_condition(src, parent, want, depth):
+	"""kbuild_condition() of the word @want in the Makefile of @parent."""
 	lines = makefile_lines(os.path.join(src, parent, 'Makefile')) or \
 		makefile_lines(os.path.join(src, parent, 'Kbuild'))
 	for line in lines:
@@ -257,6 +264,9 @@ def kbuild_condition(src, rel, depth=0):
 			up = kbuild_condition(src, parent + '/', depth + 1)
 		else:
 			up = kbuild_condition(src, os.path.join(parent, m.group(1) + '.o'), depth + 1)
+			if up is None and depth < 8:
+				up = _kbuild_token_condition(src, parent, '$(%s-y)' % m.group(1),
+							     depth + 1)
 		return None if up is None else here + up
 	return None
 

@@ -178,6 +178,8 @@ class KbuildTest(unittest.TestCase):
 		'fs/ramfs/Makefile': 'ramfs-objs += inode.o file-mmu.o\n'
 				     'obj-$(CONFIG_RAMFS) += ramfs.o\n',
 		'fs/ramfs/inode.c': '',
+		'mm/Makefile': 'mmu-y\t\t\t:= nommu.o\nmmu-$(CONFIG_MMU)\t:= memory.o \\\n\t\t\t   vma.o\n'
+			       'obj-y\t\t\t:= filemap.o $(mmu-y)\n',
 	}
 
 	def tree(self, d):
@@ -195,6 +197,8 @@ class KbuildTest(unittest.TestCase):
 					 ['QDO_KUNIT_TEST', 'QDO'])
 			self.assertEqual(C.kbuild_condition(d, 'fs/ramfs/inode.o'), ['RAMFS'])
 			self.assertIsNone(C.kbuild_condition(d, 'kernel/qdo/old.o'))
+			# A member of a list that obj-y names as a variable.
+			self.assertEqual(C.kbuild_condition(d, 'mm/vma.o'), ['MMU'])
 			self.assertIsNone(C.kbuild_condition(d, 'kernel/sched/idle.o'))
 			self.assertEqual(C.includer(d, 'kernel/sched/idle.c'),
 					 'kernel/sched/build_policy.o')
