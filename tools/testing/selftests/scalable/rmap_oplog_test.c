@@ -24,6 +24,12 @@
  *  4. mremap: children move their mapping (logged insert) to a new
  *     address while siblings keep forking; after the truncate, the
  *     moved page must give SIGBUS.
+ *  5. migrate (NUMA guests: the KCSAN flavour boots two nodes): children
+ *     forked from every CPU map a page through their logged VMAs; the
+ *     parent moves it to the other node with move_pages(MPOL_MF_MOVE_ALL).
+ *     Migration unmaps the page through the reverse map and fails while
+ *     any mapping is left, so the page must land on the other node, and
+ *     every child must still read it.
  *
  * The debug boot runs these under lockdep and KASAN; a lost or doubled
  * insert also shows as a splat (a VMA freed while in the tree).
@@ -40,8 +46,10 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <linux/mempolicy.h>
 
 #include "../kselftest.h"
 #include "sysfs_util.h"
@@ -450,12 +458,86 @@ static void test_mremap(void)
 	ksft_test_result(!bad, "mremap\n");
 }
 
+/* The NUMA node of the page at @addr (move_pages() query), or -errno. */
+static int page_node(void *addr, int target)
+{
+	void *pages[1] = { addr };
+	int nodes[1] = { target }, status[1] = { -1 };
+
+	if (syscall(__NR_move_pages, 0, 1UL, pages, target < 0 ? NULL : nodes,
+		    status, target < 0 ? 0 : MPOL_MF_MOVE_ALL))
+		return -errno;
+	return status[0];
+}
+
+/*
+ * 5. Migration walks the reverse map to unmap the page from every process
+ * and fails while a mapping is left: a child VMA whose logged insert a
+ * walk missed keeps the page on its node.
+ */
+static void test_migrate(void)
+{
+	int ready[2], go[2], fd, i, bad, from, to;
+	pid_t pids[NR_CHILDREN] = { };
+	char path[128], c;
+	char *map;
+
+	if (access("/sys/devices/system/node/node1", F_OK)) {
+		ksft_test_result_skip("migrate: needs two NUMA nodes\n");
+		return;
+	}
+	fd = make_file("migrate", 1, path, sizeof(path));
+	if (fd < 0 || pipe(ready) || pipe(go)) {
+		ksft_test_result_fail("migrate: setup: %s\n", strerror(errno));
+		return;
+	}
+	map = mmap(NULL, page_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED || probe(map) != 'a') {
+		ksft_test_result_fail("migrate: mmap: %s\n", strerror(errno));
+		return;
+	}
+	for (i = 0; i < NR_CHILDREN; i++) {
+		pin(i);
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			if (probe(map) != 'a' || write(ready[1], "r", 1) != 1 ||
+			    read(go[0], &c, 1) != 1)
+				_exit(2);
+			if (probe(map) != 'a') {
+				printf("# child %d: the migrated page reads wrong\n", i);
+				_exit(1);
+			}
+			_exit(0);
+		}
+	}
+	unpin();
+	bad = gather(ready[0], NR_CHILDREN) ? NR_CHILDREN : 0;
+	from = page_node(map, -1);
+	to = from == 0 ? 1 : 0;
+	i = from < 0 ? from : page_node(map, to);
+	ksft_print_msg("migrate: page on node %d, moved to node %d: status %d\n",
+		       from, to, i);
+	if (i != to) {
+		ksft_print_msg("migrate: the page did not move (a mapping left?)\n");
+		bad++;
+	}
+	release(go[1], NR_CHILDREN);
+	bad += wait_children(pids, NR_CHILDREN);
+	munmap(map, page_size);
+	close(fd);
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	close(go[1]);
+	ksft_test_result(!bad, "migrate\n");
+}
+
 int main(void)
 {
 	long saved;
 
 	ksft_print_header();
-	ksft_set_plan(4);
+	ksft_set_plan(5);
 	if (getuid())
 		ksft_exit_skip("needs root\n");
 	if (sysfs_read_long(SWITCH, &saved))
@@ -476,6 +558,7 @@ int main(void)
 	test_absorb();
 	test_holes();
 	test_mremap();
+	test_migrate();
 
 	umount2(root, MNT_DETACH);
 	rmdir(root);
