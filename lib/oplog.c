@@ -517,6 +517,32 @@ bool oplog_synchronize_locked(struct oplog_type *type, struct oplog_obj *obj)
 EXPORT_SYMBOL_GPL(oplog_synchronize_locked);
 
 /**
+ * oplog_synchronize_all_locked() - apply everything logged, logs attached
+ * @type: the object's type
+ * @obj: the object, locked by the caller
+ *
+ * Like oplog_synchronize_locked(), but with no cutoff: every operation in
+ * every CPU's log is applied, including those stamped after this call
+ * started (a CPU whose TSC runs ahead of this one's), and the logs stay
+ * attached, so that other CPUs keep queueing without a miss.  Operations
+ * queued by another CPU while this runs may be applied before ones stamped
+ * earlier that are appended after their log was taken, so this is only
+ * for types whose operations on different items commute and that need no
+ * order for one item beyond queue order on one CPU (the file reverse map,
+ * which logs only inserts).  A caller that must find an operation it knows
+ * was queued before (its own item's) gets it, whatever the clocks say.
+ *
+ * Context: the object lock held; see oplog_synchronize_locked().
+ */
+void oplog_synchronize_all_locked(struct oplog_type *type, struct oplog_obj *obj)
+{
+	LIST_HEAD(batch);
+
+	__oplog_sync(type, obj, false, &batch, 0, U64_MAX);
+}
+EXPORT_SYMBOL_GPL(oplog_synchronize_all_locked);
+
+/**
  * oplog_synchronize() - lock an object and apply its logged operations
  * @type: the object's type
  * @obj: the object

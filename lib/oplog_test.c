@@ -596,6 +596,36 @@ static void oplog_test_absorb_hit(struct kunit *test)
 }
 
 /*
+ * oplog_synchronize_all_locked() takes even an operation stamped after its
+ * start (as from a CPU whose clock runs ahead), which
+ * oplog_synchronize_locked() leaves in the log, and keeps the log attached.
+ */
+static void oplog_test_sync_all(struct kunit *test)
+{
+	struct ot_obj *o = ot_new(test, false);
+	struct ot_op *ops = ot_ops_new(test, 2);
+
+	ot_pin(test, cpumask_first(cpu_online_mask));
+	ot_set_op(&ops[0], OPLOG_ADD, 1);
+	ot_set_op(&ops[1], OPLOG_ADD, 2);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_noabsorb, &o->oo, &ops[0].op), 0);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_noabsorb, &o->oo, &ops[1].op), 0);
+	ot_unpin();
+	/* From the future: nobody else touches the log meanwhile. */
+	WRITE_ONCE(ops[1].op.ts, U64_MAX - 1);
+
+	spin_lock(&o->lock);
+	KUNIT_EXPECT_TRUE(test, oplog_synchronize_locked(&ot_noabsorb, &o->oo));
+	KUNIT_EXPECT_EQ(test, ops[0].nr_exec, 1);
+	KUNIT_EXPECT_EQ(test, ops[1].nr_exec, 0);
+	oplog_synchronize_all_locked(&ot_noabsorb, &o->oo);
+	KUNIT_EXPECT_EQ(test, ops[1].nr_exec, 1);
+	KUNIT_EXPECT_EQ(test, o->attached, 1);
+	spin_unlock(&o->lock);
+	ot_flush_check(test, &ot_noabsorb, o);
+}
+
+/*
  * Global absorption: an add on one CPU and a remove of the same item on
  * another cancel at synchronize; a remove followed by an add does not
  * cancel, nor does a pair split by a synchronize, nor a type without the
@@ -1263,6 +1293,7 @@ static struct kunit_case oplog_test_cases[] = {
 	KUNIT_CASE(oplog_test_add_hit),
 	KUNIT_CASE(oplog_test_local_absorb),
 	KUNIT_CASE(oplog_test_absorb_hit),
+	KUNIT_CASE(oplog_test_sync_all),
 	KUNIT_CASE(oplog_test_global_absorb),
 	KUNIT_CASE(oplog_test_evict),
 	KUNIT_CASE(oplog_test_counter_evict),

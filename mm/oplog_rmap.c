@@ -378,7 +378,7 @@ EXPORT_SYMBOL(__rmap_oplog_sync_read);
 bool __rmap_oplog_pending(struct address_space *mapping)
 {
 	return READ_ONCE(mapping->i_mmap_oplog.cpus) ||
-	       !list_empty_careful(&mapping->i_mmap_spill);
+	       !list_empty(&mapping->i_mmap_spill);
 }
 EXPORT_SYMBOL(__rmap_oplog_pending);
 
@@ -502,13 +502,15 @@ int __rmap_oplog_lock_unlink(struct address_space *mapping,
 		return count;
 	spin_lock(&mapping->i_mmap_oplog_lock);
 	/*
-	 * Apply what every CPU logged before now, and leave the logs attached:
+	 * Apply everything every CPU logged, and leave the logs attached:
 	 * this holder reads nothing in the tree, so other CPUs may go on
-	 * logging.  A logged insert of ours was queued before (by the fork
-	 * that made the VMA), so it is in the spill list now.
+	 * logging.  No cutoff: a logged insert of ours must be in the spill
+	 * list afterwards even if the forking CPU's clock runs ahead of this
+	 * one's, since list_del() below does not take that CPU's log lock.
 	 */
 	if (mapping->i_mmap_oplog.cpus)
-		oplog_synchronize_locked(&rmap_oplog_type, &mapping->i_mmap_oplog);
+		oplog_synchronize_all_locked(&rmap_oplog_type,
+					     &mapping->i_mmap_oplog);
 	for (i = 0; i < count; i++) {
 		if (!rmap_oplog_logged(vmas[i]))
 			continue;

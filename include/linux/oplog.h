@@ -344,6 +344,8 @@ bool oplog_absorb_hit(struct oplog_type *type, struct oplog_obj *obj,
 void oplog_synchronize(struct oplog_type *type, struct oplog_obj *obj)
 	__acquires(obj);
 bool oplog_synchronize_locked(struct oplog_type *type, struct oplog_obj *obj);
+void oplog_synchronize_all_locked(struct oplog_type *type,
+				  struct oplog_obj *obj);
 void oplog_unlock(struct oplog_type *type, struct oplog_obj *obj)
 	__releases(obj);
 void oplog_flush_locked(struct oplog_type *type, struct oplog_obj *obj);

@@ -80,8 +80,8 @@ static inline int rmap_oplog_absorb_local(struct address_space *mapping,
  * @count: the number of @vmas
  *
  * Takes i_mmap_rwsem for write.  If a VMA of @vmas has its insert still
- * logged, applies what every CPU logged (oplog_synchronize_locked(), the
- * logs stay attached) and cancels that insert against the removal (global
+ * logged, applies what every CPU logged (oplog_synchronize_all_locked(),
+ * the logs stay attached) and cancels that insert against the removal (global
  * absorption); such VMAs are dropped from @vmas as
  * rmap_oplog_absorb_local() does.  Other logged inserts stay logged or
  * spilled, for their own removals to absorb: the caller may only take VMAs

@@ -82,6 +82,9 @@ EXPECTED_SKIPS = {
 		('release', 'kcsan'), 'fault injection is configured in the debug kernel only '
 		'(kernel/configs/scalable-debug.config): it would slow the release kernel\'s slab '
 		'fast path, and the faults phase runs there'),
+	'scalable:rmap_oplog_test:migrate: needs two NUMA nodes': (
+		('release', 'debug'), 'the migration test needs a second NUMA node, which only '
+		'the KCSAN flavour boots (NUMA_FLAVOURS in scalable_qemu.py)'),
 	'fchmodat2:fchmodat2_test:fchmodat2(symlink)': (
 		FLAVOURS, 'fchmodat2(AT_SYMLINK_NOFOLLOW) on a symlink fails with EOPNOTSUPP '
 		'on every filesystem since 6.6: notify_change() refuses any mode change of '
