@@ -34,9 +34,9 @@
  * whose VMA's insert is still logged applies what every CPU logged, with
  * the logs left attached, and cancels that insert against the removal
  * (global absorption), leaving the other inserts for their own unlinks to
- * cancel; and fork's stock insert after a parent VMA
- * (rmap_oplog_lock_insert()) synchronizes only if that parent's own
- * insert is still logged.  So a file whose mappings are partly stock
+ * cancel; and a stock insert (rmap_oplog_lock_insert(): fork's, after a
+ * parent VMA, and vma_link_file()'s, of a new VMA) synchronizes only if
+ * that parent's own insert is still logged.  So a file whose mappings are partly stock
  * (libc's data, which has an anon_vma) does not flush every CPU's logs at
  * every fork and exit.  Whether a VMA's insert is logged is its
  * op's code (rmap_oplog_logged()).  mm_take_all_locks(), the one
@@ -536,7 +536,7 @@ void __rmap_oplog_lock_insert(struct address_space *mapping,
 			      struct vm_area_struct *parent)
 {
 	down_write(&mapping->i_mmap_rwsem);
-	if (rmap_oplog_logged(parent))
+	if (parent && rmap_oplog_logged(parent))
 		__rmap_oplog_sync(mapping);
 }
 

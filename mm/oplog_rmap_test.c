@@ -316,15 +316,20 @@ static void rmap_oplog_test_split(struct kunit *test)
 }
 
 /*
- * fork's stock insert after a parent VMA synchronizes only if the parent's
- * own insert is still logged: then the parent is in the tree to insert
- * after; otherwise the other logged inserts stay logged.
+ * A stock insert synchronizes only if the parent it goes after has its own
+ * insert still logged: then the parent is in the tree to insert after;
+ * otherwise (or for a new VMA, without a parent) the other logged inserts
+ * stay logged.
  */
 static void rmap_oplog_test_lock_insert(struct kunit *test)
 {
 	struct rt_ctx *t = rt_new(test);
 
 	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[0]));
+	/* A new VMA (vma_link_file()): nothing is synchronized. */
+	rmap_oplog_lock_insert(t->mapping, NULL);
+	KUNIT_EXPECT_FALSE(test, rt_in_tree(t, t->vmas[0]));
+	i_mmap_unlock_write(t->mapping);
 	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[1]));
 	/* vmas[2] after vmas[3], a stock VMA: nothing is synchronized. */
 	i_mmap_lock_write(t->mapping);

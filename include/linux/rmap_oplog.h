@@ -101,14 +101,16 @@ static inline int rmap_oplog_lock_unlink(struct address_space *mapping,
 }
 
 /**
- * rmap_oplog_lock_insert() - lock i_mmap for inserting a VMA after its parent
+ * rmap_oplog_lock_insert() - lock i_mmap for inserting a VMA
  * @mapping: the address space
- * @parent: the VMA that the caller inserts after
+ * @parent: the VMA that the caller inserts after, or NULL
  *
- * For fork's stock insert (vma_interval_tree_insert_after()): takes
- * i_mmap_rwsem for write and, only if @parent's own insert is still
- * logged, synchronizes @mapping so that @parent is in the tree.  Nothing
- * else needs to be: the caller reads nothing but @parent's place.
+ * For fork's stock insert (vma_interval_tree_insert_after()) and
+ * vma_link_file() (@parent NULL): takes i_mmap_rwsem for write and, only
+ * if @parent's own insert is still logged, synchronizes @mapping so that
+ * @parent is in the tree.  Nothing else needs to be: the caller reads
+ * nothing but @parent's place, so mmap() and exec do not flush every
+ * CPU's logs of the file.
  * Context: task context; sleeps.  Unlock with i_mmap_unlock_write().
  */
 static inline void rmap_oplog_lock_insert(struct address_space *mapping,
