@@ -162,6 +162,56 @@ def kernel_doc_files(owner):
 		      not f.startswith(('tools/', 'Documentation/', 'samples/', 'scripts/')))
 
 
+COCCI_DIR = os.path.join(common.TOP, 'tools', 'testing', 'scalable', 'cocci')
+
+
+def read_allow(name):
+	"""{(path, function): why} from cocci/@name (a reviewed list)."""
+	allowed = {}
+	with open(os.path.join(COCCI_DIR, name)) as f:
+		for line in f:
+			if line.strip() and not line.startswith('#'):
+				path, fn, why = (line.split(None, 2) + ['', ''])[:3]
+				allowed[(path, fn)] = why.strip()
+	return allowed
+
+
+def run_cocci_rule(src, pattern, cocci):
+	"""Run cocci/@cocci on the C files of @src whose text matches @pattern.
+
+	Returns (files searched, spatch's stdout, problems: a failed spatch).
+	"""
+	r = subprocess.run(['grep', '-rlE', '--include=*.c', '--include=*.h',
+			    '--exclude-dir=tools', '--exclude-dir=Documentation',
+			    '--exclude-dir=scripts', pattern, '.'],
+			   cwd=src, capture_output=True, text=True)
+	files = sorted(f[2:] for f in r.stdout.split())
+	r = subprocess.run(['spatch', '--very-quiet', '-D', 'report', '--no-includes',
+			    '--include-headers', '--cocci-file',
+			    os.path.join(COCCI_DIR, cocci)] + files,
+			   cwd=src, capture_output=True, text=True)
+	problems = []
+	if r.returncode != 0:
+		problems.append('spatch failed: ' + r.stderr[-2000:])
+	return files, r.stdout, problems
+
+
+def unparsed_uses(src, files, parsed, pattern, what):
+	"""Files whose code (not comments) matches @pattern where coccinelle
+	found nothing (a parse failure), or only in a macro it does not read."""
+	problems = []
+	for path in files:
+		code = [l for l in open(os.path.join(src, path), errors='replace')
+			if re.search(pattern, l) and not re.match(r'\s*(\*|/\*|//)', l)]
+		if path in parsed:
+			# Coccinelle does not look into macros.
+			code = [l for l in code if re.match(r'\s*#\s*define', l)]
+		if code:
+			problems.append('%s: names %s where coccinelle found none: %s' %
+					(path, what, code[0].strip()))
+	return problems
+
+
 def check_dcount_readers(src):
 	"""Find every reader of d_count() and d_lockref.count in @src.
 
@@ -172,29 +222,12 @@ def check_dcount_readers(src):
 	a listed one that is gone, or a file whose code (not comments) names
 	them where coccinelle found no reader (a macro, or a parse failure).
 	"""
-	here = os.path.join(common.TOP, 'tools', 'testing', 'scalable', 'cocci')
 	pattern = r'\bd_count\s*\(|\bd_lockref\s*\.\s*count'
-	allowed = {}
-	with open(os.path.join(here, 'dcount_readers.allow')) as f:
-		for line in f:
-			if line.strip() and not line.startswith('#'):
-				path, fn, why = (line.split(None, 2) + ['', ''])[:3]
-				allowed[(path, fn)] = why.strip()
-	r = subprocess.run(['grep', '-rlE', '--include=*.c', '--include=*.h',
-			    '--exclude-dir=tools', '--exclude-dir=Documentation',
-			    '--exclude-dir=scripts', pattern, '.'],
-			   cwd=src, capture_output=True, text=True)
-	files = sorted(f[2:] for f in r.stdout.split())
-	r = subprocess.run(['spatch', '--very-quiet', '-D', 'report', '--no-includes',
-			    '--include-headers', '--cocci-file',
-			    os.path.join(here, 'dcount_readers.cocci')] + files,
-			   cwd=src, capture_output=True, text=True)
+	allowed = read_allow('dcount_readers.allow')
+	files, out, problems = run_cocci_rule(src, pattern, 'dcount_readers.cocci')
 	found = {}
-	for m in re.finditer(r'^READER (?:\./)?(\S+):(\d+):(\S+)$', r.stdout, re.M):
+	for m in re.finditer(r'^READER (?:\./)?(\S+):(\d+):(\S+)$', out, re.M):
 		found.setdefault((m.group(1), m.group(3)), m.group(2))
-	problems = []
-	if r.returncode != 0:
-		problems.append('spatch failed: ' + r.stderr[-2000:])
 	for (path, fn), line in sorted(found.items()):
 		if (path, fn) not in allowed:
 			problems.append('%s:%s: %s() reads a dentry count: make it fold the '
@@ -207,15 +240,7 @@ def check_dcount_readers(src):
 		problems.append('%s %s: listed in dcount_readers.allow but reads no count '
 				'any more: remove it' % (path, fn))
 	parsed = {path for path, fn in found}
-	for path in files:
-		code = [l for l in open(os.path.join(src, path), errors='replace')
-			if re.search(pattern, l) and not re.match(r'\s*(\*|/\*|//)', l)]
-		if path in parsed:
-			# Coccinelle does not look into macros.
-			code = [l for l in code if re.match(r'\s*#\s*define', l)]
-		if code:
-			problems.append('%s: names d_count() or d_lockref.count where '
-					'coccinelle found no reader: %s' % (path, code[0].strip()))
+	problems += unparsed_uses(src, files, parsed, pattern, 'd_count() or d_lockref.count')
 	log('dentry count readers: %d in %d files, %d reviewed' %
 	      (len(found), len(parsed), len(allowed)))
 	return problems
@@ -232,32 +257,15 @@ def check_i_mmap_users(src):
 	in cocci/i_mmap_users.allow, a listed one that no longer needs it, or
 	a file whose code names the fields where coccinelle found no user.
 	"""
-	here = os.path.join(common.TOP, 'tools', 'testing', 'scalable', 'cocci')
 	pattern = r'(->|\.)\s*i_mmap(_rwsem)?\b'
-	allowed = {}
-	with open(os.path.join(here, 'i_mmap_users.allow')) as f:
-		for line in f:
-			if line.strip() and not line.startswith('#'):
-				path, fn, why = (line.split(None, 2) + ['', ''])[:3]
-				allowed[(path, fn)] = why.strip()
-	r = subprocess.run(['grep', '-rlE', '--include=*.c', '--include=*.h',
-			    '--exclude-dir=tools', '--exclude-dir=Documentation',
-			    '--exclude-dir=scripts', pattern, '.'],
-			   cwd=src, capture_output=True, text=True)
-	files = sorted(f[2:] for f in r.stdout.split())
-	r = subprocess.run(['spatch', '--very-quiet', '-D', 'report', '--no-includes',
-			    '--include-headers', '--cocci-file',
-			    os.path.join(here, 'i_mmap_users.cocci')] + files,
-			   cwd=src, capture_output=True, text=True)
+	allowed = read_allow('i_mmap_users.allow')
+	files, out, problems = run_cocci_rule(src, pattern, 'i_mmap_users.cocci')
 	users, guarded = {}, set()
-	for m in re.finditer(r'^(USER|GUARD) (?:\./)?(\S+):(\d+):(\S+)$', r.stdout, re.M):
+	for m in re.finditer(r'^(USER|GUARD) (?:\./)?(\S+):(\d+):(\S+)$', out, re.M):
 		if m.group(1) == 'USER':
 			users.setdefault((m.group(2), m.group(4)), m.group(3))
 		else:
 			guarded.add((m.group(2), m.group(4)))
-	problems = []
-	if r.returncode != 0:
-		problems.append('spatch failed: ' + r.stderr[-2000:])
 	# The implementation itself is what the rule protects.
 	unguarded = {k: v for k, v in users.items()
 		     if k not in guarded and k[0] != 'mm/oplog_rmap.c'}
@@ -275,15 +283,7 @@ def check_i_mmap_users(src):
 				(path, fn, 'takes the lock or asserts it now'
 				 if (path, fn) in users else 'uses no i_mmap any more'))
 	parsed = {path for path, fn in users}
-	for path in files:
-		code = [l for l in open(os.path.join(src, path), errors='replace')
-			if re.search(pattern, l) and not re.match(r'\s*(\*|/\*|//)', l)]
-		if path in parsed:
-			# Coccinelle does not look into macros.
-			code = [l for l in code if re.match(r'\s*#\s*define', l)]
-		if code:
-			problems.append('%s: names i_mmap or i_mmap_rwsem where coccinelle '
-					'found no user: %s' % (path, code[0].strip()))
+	problems += unparsed_uses(src, files, parsed, pattern, 'i_mmap or i_mmap_rwsem')
 	log('i_mmap users: %d functions in %d files, %d with a helper or assertion, '
 	    '%d reviewed' % (len(users), len(parsed), len(set(users) & guarded), len(allowed)))
 	return problems

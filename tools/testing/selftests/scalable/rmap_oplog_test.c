@@ -155,22 +155,61 @@ static int wait_children(pid_t *pids, int n)
 	return bad;
 }
 
-/* Wait for one byte from each of @n children on @rfd. */
-static int gather(int rfd, int n)
+/*
+ * A two-way gate between the parent and its children: each child says it
+ * is ready and waits; the parent gathers them all, acts, and lets them go.
+ */
+struct gate {
+	int ready[2];
+	int go[2];
+};
+
+static int gate_open(struct gate *g)
+{
+	if (pipe(g->ready))
+		return -1;
+	if (pipe(g->go)) {
+		close(g->ready[0]);
+		close(g->ready[1]);
+		return -1;
+	}
+	return 0;
+}
+
+/* In a child: ready, then wait for the parent.  0, or -1. */
+static int gate_wait(struct gate *g)
+{
+	char c;
+
+	if (write(g->ready[1], "r", 1) != 1 || read(g->go[0], &c, 1) != 1)
+		return -1;
+	return 0;
+}
+
+/* Wait for @n children to be ready.  0, or -1. */
+static int gate_gather(struct gate *g, int n)
 {
 	char c;
 
 	while (n--)
-		if (read(rfd, &c, 1) != 1)
+		if (read(g->ready[0], &c, 1) != 1)
 			return -1;
 	return 0;
 }
 
-static void release(int wfd, int n)
+static void gate_release(struct gate *g, int n)
 {
 	while (n--)
-		if (write(wfd, "g", 1) != 1)
+		if (write(g->go[1], "g", 1) != 1)
 			break;
+}
+
+static void gate_close(struct gate *g)
+{
+	close(g->ready[0]);
+	close(g->ready[1]);
+	close(g->go[0]);
+	close(g->go[1]);
 }
 
 /*
@@ -179,14 +218,15 @@ static void release(int wfd, int n)
  */
 static void test_truncate(void)
 {
-	int ready[2], go[2], fd, i, bad;
+	struct gate g;
+	int fd, i, bad;
 	pid_t pids[NR_CHILDREN] = { };
 	long logged0, logged1;
-	char path[128], c;
+	char path[128];
 	char *map;
 
 	fd = make_file("truncate", 2, path, sizeof(path));
-	if (fd < 0 || pipe(ready) || pipe(go)) {
+	if (fd < 0 || gate_open(&g)) {
 		ksft_test_result_fail("truncate: setup: %s\n", strerror(errno));
 		return;
 	}
@@ -204,8 +244,7 @@ static void test_truncate(void)
 		if (pids[i] == 0) {
 			int before = probe(map + page_size);
 
-			if (write(ready[1], "r", 1) != 1 ||
-			    read(go[0], &c, 1) != 1)
+			if (gate_wait(&g))
 				_exit(2);
 			if (before != 'b') {
 				printf("# child: page 1 reads %d before\n", before);
@@ -220,10 +259,10 @@ static void test_truncate(void)
 	}
 	unpin();
 	logged1 = stat_of("logged");
-	bad = gather(ready[0], NR_CHILDREN) ? NR_CHILDREN : 0;
+	bad = gate_gather(&g, NR_CHILDREN) ? NR_CHILDREN : 0;
 	if (ftruncate(fd, page_size))
 		bad++;
-	release(go[1], NR_CHILDREN);
+	gate_release(&g, NR_CHILDREN);
 	bad += wait_children(pids, NR_CHILDREN);
 	if (probe(map + page_size) != -1) {
 		ksft_print_msg("truncate: page 1 still mapped in the parent\n");
@@ -237,10 +276,7 @@ static void test_truncate(void)
 	}
 	munmap(map, 2 * page_size);
 	close(fd);
-	close(ready[0]);
-	close(ready[1]);
-	close(go[0]);
-	close(go[1]);
+	gate_close(&g);
 	ksft_test_result(!bad, "truncate\n");
 }
 
@@ -329,13 +365,14 @@ static int punch_holes(char *map, unsigned int seed, char *holes)
  */
 static void test_holes(void)
 {
-	int ready[2], go[2], fd, i, bad;
+	struct gate g;
+	int fd, i, bad;
 	pid_t pids[NR_CHILDREN] = { };
-	char path[128], c;
+	char path[128];
 	char *map;
 
 	fd = make_file("holes", HOLE_PAGES, path, sizeof(path));
-	if (fd < 0 || pipe(ready) || pipe(go)) {
+	if (fd < 0 || gate_open(&g)) {
 		ksft_test_result_fail("holes: setup: %s\n", strerror(errno));
 		return;
 	}
@@ -355,8 +392,7 @@ static void test_holes(void)
 				printf("# child %d: a page left reads wrong\n", i);
 				_exit(3);
 			}
-			if (write(ready[1], "r", 1) != 1 ||
-			    read(go[0], &c, 1) != 1)
+			if (gate_wait(&g))
 				_exit(2);
 			for (j = 0; j < HOLE_PAGES; j++) {
 				if (holes[j] || probe(map + j * page_size) == -1)
@@ -368,17 +404,14 @@ static void test_holes(void)
 		}
 	}
 	unpin();
-	bad = gather(ready[0], NR_CHILDREN) ? NR_CHILDREN : 0;
+	bad = gate_gather(&g, NR_CHILDREN) ? NR_CHILDREN : 0;
 	if (ftruncate(fd, 0))
 		bad++;
-	release(go[1], NR_CHILDREN);
+	gate_release(&g, NR_CHILDREN);
 	bad += wait_children(pids, NR_CHILDREN);
 	munmap(map, HOLE_PAGES * page_size);
 	close(fd);
-	close(ready[0]);
-	close(ready[1]);
-	close(go[0]);
-	close(go[1]);
+	gate_close(&g);
 	ksft_test_result(!bad, "holes\n");
 }
 
@@ -388,13 +421,14 @@ static void test_holes(void)
  */
 static void test_mremap(void)
 {
-	int ready[2], go[2], fd, i, bad;
+	struct gate g;
+	int fd, i, bad;
 	pid_t pids[NR_CHILDREN] = { }, churn;
-	char path[128], c;
+	char path[128];
 	char *map;
 
 	fd = make_file("mremap", 2, path, sizeof(path));
-	if (fd < 0 || pipe(ready) || pipe(go)) {
+	if (fd < 0 || gate_open(&g)) {
 		ksft_test_result_fail("mremap: setup: %s\n", strerror(errno));
 		return;
 	}
@@ -431,8 +465,7 @@ static void test_mremap(void)
 				       to + page_size);
 			if (moved == MAP_FAILED || probe(moved) != 'b')
 				_exit(3);
-			if (write(ready[1], "r", 1) != 1 ||
-			    read(go[0], &c, 1) != 1)
+			if (gate_wait(&g))
 				_exit(2);
 			if (probe(moved) != -1) {
 				printf("# child %d: moved page still mapped\n", i);
@@ -442,19 +475,16 @@ static void test_mremap(void)
 		}
 	}
 	unpin();
-	bad = gather(ready[0], NR_CHILDREN) ? NR_CHILDREN : 0;
+	bad = gate_gather(&g, NR_CHILDREN) ? NR_CHILDREN : 0;
 	if (ftruncate(fd, page_size))
 		bad++;
-	release(go[1], NR_CHILDREN);
+	gate_release(&g, NR_CHILDREN);
 	bad += wait_children(pids, NR_CHILDREN);
 	kill(churn, SIGKILL);
 	waitpid(churn, NULL, 0);
 	munmap(map, 2 * page_size);
 	close(fd);
-	close(ready[0]);
-	close(ready[1]);
-	close(go[0]);
-	close(go[1]);
+	gate_close(&g);
 	ksft_test_result(!bad, "mremap\n");
 }
 
@@ -477,9 +507,10 @@ static int page_node(void *addr, int target)
  */
 static void test_migrate(void)
 {
-	int ready[2], go[2], fd, i, bad, from, to;
+	struct gate g;
+	int fd, i, bad, from, to;
 	pid_t pids[NR_CHILDREN] = { };
-	char path[128], c;
+	char path[128];
 	char *map;
 
 	if (access("/sys/devices/system/node/node1", F_OK)) {
@@ -487,7 +518,7 @@ static void test_migrate(void)
 		return;
 	}
 	fd = make_file("migrate", 1, path, sizeof(path));
-	if (fd < 0 || pipe(ready) || pipe(go)) {
+	if (fd < 0 || gate_open(&g)) {
 		ksft_test_result_fail("migrate: setup: %s\n", strerror(errno));
 		return;
 	}
@@ -500,8 +531,7 @@ static void test_migrate(void)
 		pin(i);
 		pids[i] = fork();
 		if (pids[i] == 0) {
-			if (probe(map) != 'a' || write(ready[1], "r", 1) != 1 ||
-			    read(go[0], &c, 1) != 1)
+			if (probe(map) != 'a' || gate_wait(&g))
 				_exit(2);
 			if (probe(map) != 'a') {
 				printf("# child %d: the migrated page reads wrong\n", i);
@@ -511,7 +541,7 @@ static void test_migrate(void)
 		}
 	}
 	unpin();
-	bad = gather(ready[0], NR_CHILDREN) ? NR_CHILDREN : 0;
+	bad = gate_gather(&g, NR_CHILDREN) ? NR_CHILDREN : 0;
 	from = page_node(map, -1);
 	to = from == 0 ? 1 : 0;
 	i = from < 0 ? from : page_node(map, to);
@@ -521,14 +551,11 @@ static void test_migrate(void)
 		ksft_print_msg("migrate: the page did not move (a mapping left?)\n");
 		bad++;
 	}
-	release(go[1], NR_CHILDREN);
+	gate_release(&g, NR_CHILDREN);
 	bad += wait_children(pids, NR_CHILDREN);
 	munmap(map, page_size);
 	close(fd);
-	close(ready[0]);
-	close(ready[1]);
-	close(go[0]);
-	close(go[1]);
+	gate_close(&g);
 	ksft_test_result(!bad, "migrate\n");
 }
 
