@@ -41,7 +41,11 @@
  * every fork and exit.  Whether a VMA's insert is logged is its
  * op's code (rmap_oplog_logged()).  mm_take_all_locks(), the one
  * taker of i_mmap_rwsem outside the helpers, calls rmap_oplog_sync()
- * itself.  "make check" runs a coccinelle rule
+ * itself.  mremap()'s copy_vma() moves page table entries to a new VMA
+ * without the rmap locks when the new VMA follows the old one in walk
+ * order; a logged old VMA would go into the tree after it, so copy_vma()
+ * takes the locks for the move then (rmap_oplog_insert_logged()).
+ * "make check" runs a coccinelle rule
  * (tools/testing/scalable/cocci/i_mmap_users.cocci) that fails on a
  * function using ->i_mmap or ->i_mmap_rwsem with neither a helper nor a
  * lock assertion, unless it is in a reviewed list.
@@ -176,6 +180,19 @@ static void rmap_oplog_count(enum rmap_oplog_stat s, unsigned long n)
 static bool rmap_oplog_logged(struct vm_area_struct *vma)
 {
 	return READ_ONCE(vma->i_mmap_op.code) == OPLOG_ADD;
+}
+
+/**
+ * __rmap_oplog_insert_logged() - is a VMA's insert logged?
+ * @vma: a file VMA
+ *
+ * The body of rmap_oplog_insert_logged() (<linux/rmap_oplog.h>), for
+ * copy_vma().  Context: @vma's mm's mmap_lock held for write.
+ * Return: true if @vma's insert is in a per-CPU log or a spill list.
+ */
+bool __rmap_oplog_insert_logged(struct vm_area_struct *vma)
+{
+	return rmap_oplog_logged(vma);
 }
 
 static struct address_space *obj_mapping(struct oplog_obj *obj)

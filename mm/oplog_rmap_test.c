@@ -355,6 +355,54 @@ static void rmap_oplog_test_lock_insert(struct kunit *test)
 	rt_done(test, t);
 }
 
+/* The first VMA over pgoff @index in rmap walk order, i_mmap_rwsem held. */
+static struct vm_area_struct *rt_first(struct rt_ctx *t, pgoff_t index)
+{
+	i_mmap_assert_locked(t->mapping);
+	return vma_interval_tree_iter_first(&t->mapping->i_mmap, index, index);
+}
+
+/*
+ * mremap() (copy_vma()) links a copy of the moved VMA and moves its page
+ * table entries without the rmap locks, relying on the copy following the
+ * source in walk order.  A logged source goes into the tree at the next
+ * synchronize, after a copy linked meanwhile: the walk would see the copy
+ * first.  rmap_oplog_insert_logged() says so, and copy_vma() then takes
+ * i_mmap_lock_write() for the move, which puts the source in first.
+ */
+static void rmap_oplog_test_move_order(struct kunit *test)
+{
+	struct rt_ctx *t = rt_new(test);
+	struct vm_area_struct *src = t->vmas[0], *copy = t->vmas[1];
+
+	copy->vm_pgoff = src->vm_pgoff;
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_insert_logged(src));
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, src));
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_insert_logged(src));
+
+	/* The copy linked by vma_link_file() while the source is logged. */
+	rmap_oplog_lock_insert(t->mapping, NULL);
+	vma_interval_tree_insert(copy, &t->mapping->i_mmap);
+	i_mmap_unlock_write(t->mapping);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_insert_logged(src));
+	i_mmap_lock_write(t->mapping);
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_insert_logged(src));
+	/* The hazard: the walk meets the copy before the source. */
+	KUNIT_EXPECT_PTR_EQ(test, rt_first(t, src->vm_pgoff), copy);
+	vma_interval_tree_remove(copy, &t->mapping->i_mmap);
+	vma_interval_tree_remove(src, &t->mapping->i_mmap);
+	i_mmap_unlock_write(t->mapping);
+
+	/* With the rmap locks taken first, the source precedes the copy. */
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, src));
+	i_mmap_lock_write(t->mapping);
+	vma_interval_tree_insert(copy, &t->mapping->i_mmap);
+	KUNIT_EXPECT_PTR_EQ(test, rt_first(t, src->vm_pgoff), src);
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 2);
+	i_mmap_unlock_write(t->mapping);
+	rt_done(test, t);
+}
+
 /*
  * A CPU with a logged insert goes offline: OpLog detaches its logs, the
  * insert is spilled, and the next writer puts it into the tree.
@@ -454,6 +502,7 @@ static struct kunit_case rmap_oplog_test_cases[] = {
 	KUNIT_CASE(rmap_oplog_test_spill),
 	KUNIT_CASE(rmap_oplog_test_split),
 	KUNIT_CASE(rmap_oplog_test_lock_insert),
+	KUNIT_CASE(rmap_oplog_test_move_order),
 	KUNIT_CASE(rmap_oplog_test_hotplug),
 	KUNIT_CASE(rmap_oplog_test_release),
 	KUNIT_CASE(rmap_oplog_test_eligible),

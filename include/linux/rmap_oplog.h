@@ -24,6 +24,7 @@ int __rmap_oplog_lock_unlink(struct address_space *mapping,
 			     struct vm_area_struct **vmas, int count);
 void __rmap_oplog_lock_insert(struct address_space *mapping,
 			      struct vm_area_struct *parent);
+bool __rmap_oplog_insert_logged(struct vm_area_struct *vma);
 int rmap_oplog_switch(bool on);
 #if IS_ENABLED(CONFIG_KUNIT)
 /* Internals, for mm/oplog_rmap_test.c only. */
@@ -123,6 +124,28 @@ static inline void rmap_oplog_lock_insert(struct address_space *mapping,
 }
 
 /**
+ * rmap_oplog_insert_logged() - is a VMA's insert logged, not in i_mmap yet?
+ * @vma: a file VMA of the caller's mm
+ *
+ * For mremap()'s copy_vma(), which links a new VMA for the moved range and
+ * moves the page table entries without the rmap locks when the new VMA
+ * follows the old one in rmap walk order (see move_ptes()).  A logged
+ * insert of the old VMA goes into the tree at the next synchronize, after
+ * the new VMA, so a walk would visit the new range first and could miss a
+ * PTE moving past it; the caller then takes the rmap locks for the move.
+ * False is exact: an insert put into the tree is never logged again (a
+ * concurrent synchronize holds i_mmap_rwsem for write until the VMA is in
+ * the tree, and the caller's insert waits for it).
+ * Context: @vma's mm's mmap_lock held for write.
+ * Return: true if @vma's insert may still be logged or spilled.
+ */
+static inline bool rmap_oplog_insert_logged(struct vm_area_struct *vma)
+{
+	return static_branch_unlikely(&rmap_oplog_logged_key) &&
+	       __rmap_oplog_insert_logged(vma);
+}
+
+/**
  * rmap_oplog_vma_init() - a copied VMA's insert is not logged
  * @vma: the new VMA, a copy of another (vm_area_dup())
  *
@@ -141,6 +164,11 @@ static inline void rmap_oplog_lock_insert(struct address_space *mapping,
 					  struct vm_area_struct *parent)
 {
 	i_mmap_lock_write(mapping);
+}
+
+static inline bool rmap_oplog_insert_logged(struct vm_area_struct *vma)
+{
+	return false;
 }
 
 static inline void rmap_oplog_mapping_init(struct address_space *mapping)
