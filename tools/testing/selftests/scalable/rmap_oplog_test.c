@@ -30,6 +30,11 @@
  *     Migration unmaps the page through the reverse map and fails while
  *     any mapping is left, so the page must land on the other node, and
  *     every child must still read it.
+ *  6. reclaim: each child maps a page of its own through its logged VMA
+ *     and has reclaim take it (MADV_PAGEOUT), while a sibling forks and
+ *     exits.  Reclaim unmaps a file page through the reverse map
+ *     (try_to_unmap()): the page must leave the child's page table
+ *     (/proc/self/pagemap), and read back its contents when touched.
  *
  * The debug boot runs these under lockdep and KASAN; a lost or doubled
  * insert also shows as a splat (a VMA freed while in the tree).
@@ -59,6 +64,12 @@
 
 #define NR_CHILDREN	8
 #define HOLE_PAGES	64
+/*
+ * reclaim: each child's page is this many pages from the next, more than
+ * fault-around maps (fault_around_bytes, 64 KiB by default), so that no
+ * child maps a sibling's page and each page is mapped once.
+ */
+#define RECLAIM_STRIDE	64
 
 static char root[64];
 static long page_size;
@@ -559,12 +570,144 @@ static void test_migrate(void)
 	ksft_test_result(!bad, "migrate\n");
 }
 
+/* Whether the page at @addr is in this process's page table: 1, 0, or -1. */
+static int page_present(const void *addr)
+{
+	unsigned long long entry;
+	off_t off = (unsigned long)addr / page_size * sizeof(entry);
+	int fd, ret = -1;
+
+	fd = open("/proc/self/pagemap", O_RDONLY);
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &entry, sizeof(entry), off) == sizeof(entry))
+		ret = entry >> 63;	/* bit 63: present */
+	close(fd);
+	return ret;
+}
+
+/*
+ * In a child of test_reclaim(): write page @idx of @fd (so that it is in
+ * the page cache, on this CPU's LRU batch, which MADV_PAGEOUT drains),
+ * fault it in through @map, and have reclaim take it.  0, or the exit
+ * code of what went wrong.
+ */
+static int reclaim_child(int fd, char *map, int idx)
+{
+	char *page = map + (size_t)idx * RECLAIM_STRIDE * page_size;
+	char *buf = malloc(page_size);
+	int tries;
+
+	if (!buf)
+		return 2;
+	memset(buf, 'A' + idx, page_size);
+	if (pwrite(fd, buf, page_size,
+		   (off_t)idx * RECLAIM_STRIDE * page_size) != page_size)
+		return 2;
+	free(buf);
+	if (probe(page) != 'A' + idx || page_present(page) != 1) {
+		printf("# child %d: the page did not map\n", idx);
+		return 3;
+	}
+	/*
+	 * Reclaim skips a folio that it cannot lock at once; try again a few
+	 * times before calling the page missed.
+	 */
+	for (tries = 0; tries < 20; tries++) {
+		if (madvise(page, page_size, MADV_PAGEOUT)) {
+			printf("# child %d: MADV_PAGEOUT: %s\n", idx,
+			       strerror(errno));
+			return 2;
+		}
+		if (page_present(page) == 0)
+			break;
+		usleep(1000);
+	}
+	if (tries == 20) {
+		printf("# child %d: reclaim left the page mapped\n", idx);
+		return 1;
+	}
+	if (probe(page) != 'A' + idx) {
+		printf("# child %d: the reclaimed page reads wrong\n", idx);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * 6. Reclaim unmaps a file page with try_to_unmap(), an rmap walk of the
+ * file: a child VMA whose logged insert the walk missed keeps the page
+ * mapped.  The sibling that forks and exits meanwhile is held on CPU 0, so
+ * its children exit where forked and cancel their inserts there.
+ */
+static void test_reclaim(void)
+{
+	size_t len = (size_t)NR_CHILDREN * RECLAIM_STRIDE * page_size;
+	pid_t pids[NR_CHILDREN] = { }, churn;
+	long logged0, logged1;
+	struct gate g;
+	char path[128];
+	int fd, i, bad;
+	char *map;
+
+	/* A sparse file: only the children's pages will be in the cache. */
+	fd = make_file("reclaim", 0, path, sizeof(path));
+	if (fd < 0 || ftruncate(fd, len) || gate_open(&g)) {
+		ksft_test_result_fail("reclaim: setup: %s\n", strerror(errno));
+		return;
+	}
+	map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED) {
+		ksft_test_result_fail("reclaim: mmap: %s\n", strerror(errno));
+		return;
+	}
+	logged0 = stat_of("logged");
+	for (i = 0; i < NR_CHILDREN; i++) {
+		pin(i);
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			if (gate_wait(&g))
+				_exit(2);
+			_exit(reclaim_child(fd, map, i));
+		}
+	}
+	logged1 = stat_of("logged");
+	pin(0);
+	churn = fork();
+	if (churn == 0) {
+		for (;;) {
+			pid_t p = fork();
+
+			if (p == 0)
+				_exit(0);
+			if (p > 0)
+				waitpid(p, NULL, 0);
+		}
+	}
+	unpin();
+	bad = gate_gather(&g, NR_CHILDREN) ? NR_CHILDREN : 0;
+	gate_release(&g, NR_CHILDREN);
+	bad += wait_children(pids, NR_CHILDREN);
+	kill(churn, SIGKILL);
+	waitpid(churn, NULL, 0);
+	ksft_print_msg("reclaim: %ld inserts logged by %d forks\n",
+		       logged1 - logged0, NR_CHILDREN);
+	if (logged1 - logged0 < NR_CHILDREN) {
+		ksft_print_msg("reclaim: the forks logged no insert\n");
+		bad++;
+	}
+	munmap(map, len);
+	close(fd);
+	gate_close(&g);
+	ksft_test_result(!bad, "reclaim\n");
+}
+
 int main(void)
 {
 	long saved;
 
 	ksft_print_header();
-	ksft_set_plan(5);
+	ksft_set_plan(6);
 	if (getuid())
 		ksft_exit_skip("needs root\n");
 	if (sysfs_read_long(SWITCH, &saved))
@@ -586,6 +729,7 @@ int main(void)
 	test_holes();
 	test_mremap();
 	test_migrate();
+	test_reclaim();
 
 	umount2(root, MNT_DETACH);
 	rmdir(root);
