@@ -367,7 +367,8 @@ static struct vm_area_struct *rt_first(struct rt_ctx *t, pgoff_t index)
  * table entries without the rmap locks, relying on the copy following the
  * source in walk order.  A logged source goes into the tree at the next
  * synchronize, after a copy linked meanwhile: the walk would see the copy
- * first.  rmap_oplog_insert_logged() says so, and copy_vma() then takes
+ * first, and by then rmap_oplog_insert_logged() says false.  So copy_vma()
+ * asks before linking the copy, and when the source is logged takes
  * i_mmap_lock_write() for the move, which puts the source in first.
  */
 static void rmap_oplog_test_move_order(struct kunit *test)
@@ -387,7 +388,7 @@ static void rmap_oplog_test_move_order(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, rmap_oplog_insert_logged(src));
 	i_mmap_lock_write(t->mapping);
 	KUNIT_EXPECT_FALSE(test, rmap_oplog_insert_logged(src));
-	/* The hazard: the walk meets the copy before the source. */
+	/* The hazard: the walk meets the copy first; asked now: false. */
 	KUNIT_EXPECT_PTR_EQ(test, rt_first(t, src->vm_pgoff), copy);
 	vma_interval_tree_remove(copy, &t->mapping->i_mmap);
 	vma_interval_tree_remove(src, &t->mapping->i_mmap);

@@ -133,9 +133,12 @@ static inline void rmap_oplog_lock_insert(struct address_space *mapping,
  * insert of the old VMA goes into the tree at the next synchronize, after
  * the new VMA, so a walk would visit the new range first and could miss a
  * PTE moving past it; the caller then takes the rmap locks for the move.
- * False is exact: an insert put into the tree is never logged again (a
- * concurrent synchronize holds i_mmap_rwsem for write until the VMA is in
- * the tree, and the caller's insert waits for it).
+ * Ask before linking the new VMA: false then means @vma is in the tree, or
+ * a synchronize holding i_mmap_rwsem for write is putting it there and the
+ * new VMA's insert waits for it, so the new VMA follows @vma (an insert put
+ * into the tree is never logged again).  Asked after the link, false says
+ * nothing about the order: a synchronize in between puts @vma behind the
+ * new VMA and clears the answer.
  * Context: @vma's mm's mmap_lock held for write.
  * Return: true if @vma's insert may still be logged or spilled.
  */
