@@ -94,13 +94,28 @@ dcache_oplog_state() {
 	     "logs=$(cat /sys/kernel/debug/dcache_oplog/logs)"
 }
 
+# The file reverse-map OpLog (mm/oplog_rmap.c): its switch and counters.
+rmap_switch=/sys/kernel/debug/rmap_oplog/enabled
+rmap_stats=/sys/kernel/debug/rmap_oplog/stats
+rmap_oplog_state() {
+	if [ ! -r "$rmap_switch" ] || [ ! -r "$rmap_stats" ]; then
+		echo "absent"
+		return
+	fi
+	# shellcheck disable=SC2046
+	echo "enabled=$(cat "$rmap_switch")" \
+	     $(sed -n 's/^\(logged\|absorbed_local\|absorbed_global\|applied\) \(.*\)/\1=\2/p' \
+		   "$rmap_stats")
+}
+
 # The series' own kselftests first, then the upstream ones: the runner
 # would take the collections in alphabetical order, and the upstream tests
 # must run after stat_bench and dcache_oplog_test, which flip the dentry
 # OpLog switch and must leave it as they found it.  The host checks the
 # switch (the "dcache_oplog" markers) and that the OpLog counted
 # references during the upstream tests.  Each run prints its own TAP plan
-# per collection.
+# per collection.  The reverse-map OpLog likewise ("rmap_oplog" markers):
+# the upstream mm programs must run with its switch on and log inserts.
 scalable_kselftests() {
 	: "${out:?kselftests.sh: the caller sets out}"
 	if [ "$scalable_upstream" = none ]; then
@@ -111,6 +126,7 @@ scalable_kselftests() {
 		upstream=$(cut -d: -f1 kselftest-list.txt | sort -u | grep -vx scalable)
 	fi
 	say "dcache_oplog at start: $(dcache_oplog_state)"
+	say "rmap_oplog at start: $(rmap_oplog_state)"
 	if [ "${scalable_own:-1}" = 1 ] && grep -q '^scalable:' kselftest-list.txt; then
 		own="-c scalable"
 		if [ -n "$scalable_tests" ]; then
@@ -142,9 +158,11 @@ scalable_kselftests() {
 		# shellcheck disable=SC2086
 		say "upstream selftests:" $upstream
 		say "dcache_oplog before: $(dcache_oplog_state)"
+		say "rmap_oplog before: $(rmap_oplog_state)"
 		# shellcheck disable=SC2086
 		./run_kselftest.sh -o "$tmo" $cols >> "$out" 2>&1
 		say "kselftest upstream rc=$?"
 		say "dcache_oplog after: $(dcache_oplog_state)"
+		say "rmap_oplog after: $(rmap_oplog_state)"
 	fi
 }

@@ -100,7 +100,8 @@ def build_selftests(src, obj, flavour):
 	"""
 	inst = os.path.join(obj, 'kselftest-install')
 	shutil.rmtree(inst, ignore_errors=True)
-	static = [t for t in common.SELFTEST_TARGETS if t not in common.DYNAMIC_TARGETS]
+	static = [t for t in common.SELFTEST_TARGETS
+		  if t not in common.DYNAMIC_TARGETS and t not in common.PROGRAM_TARGETS]
 	dynamic = [t for t in common.SELFTEST_TARGETS if t in common.DYNAMIC_TARGETS]
 
 	def make_install(targets, path, ldflags):
@@ -124,8 +125,41 @@ def build_selftests(src, obj, flavour):
 			if os.path.isdir(os.path.join(dyn, t)):
 				shutil.move(os.path.join(dyn, t), os.path.join(inst, t))
 		shutil.rmtree(dyn)
+	for t in common.SELFTEST_TARGETS:
+		if t in common.PROGRAM_TARGETS:
+			install_programs(src, obj, inst, t, common.PROGRAM_TARGETS[t])
 	check_selftest_install(inst)
 	exclude_tests(os.path.join(inst, 'kselftest-list.txt'), flavour)
+
+
+def install_programs(src, obj, inst, target, programs):
+	"""Build @programs of the selftest @target one by one into @inst/@target.
+
+	Each program is made through the target Makefile's own rule for its
+	full output path (statically linked, against the kernel's exported
+	headers), and listed as @target:<program> in kselftest-list.txt.  The
+	target's settings file (the runner's per-test timeout) is copied, as
+	the kselftest install would.
+	"""
+	out = os.path.join(inst, target)
+	tdir = os.path.join(src, 'tools', 'testing', 'selftests', target)
+	os.makedirs(out, exist_ok=True)
+	run(['make', '-C', tdir,
+	     'OUTPUT=' + out, 'KHDR_INCLUDES=-isystem ' + os.path.join(obj, 'usr', 'include'),
+	     'LDFLAGS=-static', '-j' + str(host_cpus()), '-s'] +
+	    [os.path.join(out, p) for p in programs])
+	# The programs' object files, if the rules left any, are not tests.
+	for name in os.listdir(out):
+		if name not in programs and name != 'settings':
+			path = os.path.join(out, name)
+			if os.path.isdir(path):
+				shutil.rmtree(path)
+			else:
+				os.unlink(path)
+	if os.path.exists(os.path.join(tdir, 'settings')):
+		shutil.copy2(os.path.join(tdir, 'settings'), os.path.join(out, 'settings'))
+	with open(os.path.join(inst, 'kselftest-list.txt'), 'a') as f:
+		f.write(''.join('%s:%s\n' % (target, p) for p in programs))
 
 
 def exclude_tests(listing, flavour):

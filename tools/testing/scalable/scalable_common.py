@@ -34,7 +34,22 @@ BENCHMARKS = ('stat_bench', 'open_bench', 'create_bench', 'fork_bench', 'fork_tr
 # OpLog on, and prints its counters around them.  README.md says why the
 # other candidates (exec, filesystems, mount, mount_setattr, ...) are not
 # here.
-SELFTEST_TARGETS = ('scalable', 'fchmodat2', 'openat2', 'proc', 'tmpfs')
+SELFTEST_TARGETS = ('scalable', 'fchmodat2', 'openat2', 'proc', 'tmpfs', 'mm')
+# Upstream targets that are built program by program: target -> the
+# programs.  The 6.12 mm Makefile does not build as a whole (khugepaged.c
+# uses KSFT_SKIP without including kselftest.h), and its only listed test,
+# run_vmtests.sh, is a bash script that the busybox guest cannot run.  Each
+# program below is built statically by the target's own Makefile rule and
+# listed as mm:<program>, so run_kselftest.sh runs it with the series'
+# reverse-map OpLog (mm/oplog_rmap.c) on.  These are the programs of
+# run_vmtests.sh that run in the guest without swap, hugetlbfs, THP,
+# userfaultfd, KSM, test modules or extra libraries; README.md lists the
+# rest and why.
+PROGRAM_TARGETS = {
+	'mm': ('map_fixed_noreplace', 'mlock2-tests', 'mrelease_test', 'mremap_dontunmap',
+	       'mremap_test', 'madv_populate', 'mseal_test', 'seal_elf', 'mdwe_test',
+	       'gup_longterm', 'cow', 'mkdirty', 'droppable'),
+}
 # Targets whose Makefile builds with -fsanitize=address (gcc cannot link
 # that statically): built as upstream builds them, dynamically linked, with
 # their shared libraries copied into the initramfs.
@@ -85,6 +100,15 @@ EXPECTED_SKIPS = {
 	'scalable:rmap_oplog_test:migrate: needs two NUMA nodes': (
 		('release', 'debug'), 'the migration test needs a second NUMA node, which only '
 		'the KCSAN flavour boots (NUMA_FLAVOURS in scalable_qemu.py)'),
+	# Upstream mm programs (PROGRAM_TARGETS): cases for what the guest has not.
+	'mm:mdwe_test': (FLAVOURS, 'the arm64_BTI variants need arm64 (HWCAP2_BTI)'),
+	'mm:mkdirty': (FLAVOURS, 'its THP cases need CONFIG_TRANSPARENT_HUGEPAGE, its migration '
+		       'case mbind() (CONFIG_NUMA: the KCSAN kernel only), its uffd-wp case '
+		       'CONFIG_USERFAULTFD'),
+	'mm:cow': (FLAVOURS, 'the THP, hugetlb and swap cases: the guest has no '
+		   'CONFIG_TRANSPARENT_HUGEPAGE, no hugetlbfs and no swap ("MADV_PAGEOUT did not '
+		   'work, is swap enabled?")'),
+	'mm:gup_longterm': (FLAVOURS, 'the hugetlb cases: the guest has no hugetlbfs'),
 	'fchmodat2:fchmodat2_test:fchmodat2(symlink)': (
 		FLAVOURS, 'fchmodat2(AT_SYMLINK_NOFOLLOW) on a symlink fails with EOPNOTSUPP '
 		'on every filesystem since 6.6: notify_change() refuses any mode change of '

@@ -243,10 +243,10 @@ def check_skips(kst, kunit_skips, flavour):
 	return problems, expected
 
 
-def parse_dcache_oplog(console):
-	"""init.sh's "dcache_oplog <when>: enabled=1 hits=N ..." lines, by <when>."""
+def parse_dcache_oplog(console, which='dcache_oplog'):
+	"""init.sh's "@which <when>: enabled=1 hits=N ..." lines, by <when>."""
 	states = {}
-	for m in re.finditer(r'SCALABLE: dcache_oplog (at start|before|after): (.*)', console):
+	for m in re.finditer(r'SCALABLE: %s (at start|before|after): (.*)' % which, console):
 		st = {}
 		for kv in m.group(2).split():
 			k, _, v = kv.partition('=')
@@ -279,6 +279,32 @@ def check_dcache_oplog(states, append):
 		problems.append('dcache_oplog: no per-CPU reference was counted during the '
 				'upstream selftests (hits %s -> %s)' %
 				(before.get('hits'), after.get('hits')))
+	return problems
+
+
+def check_rmap_oplog(states, append, mm_ran):
+	"""Problems with the reverse-map OpLog around the upstream selftests.
+
+	As check_dcache_oplog(): the series' tests leave the switch as they
+	found it, the upstream tests run with it on (unless rmap_oplog=off),
+	and when the mm programs ran (@mm_ran), forks logged inserts meanwhile.
+	"""
+	problems = []
+	start, before, after = (states.get(k) for k in ('at start', 'before', 'after'))
+	if not (start and before and after):
+		return ['rmap_oplog: init.sh printed no switch and counters around the '
+			'upstream selftests (is CONFIG_RMAP_OPLOG on and debugfs mounted?)']
+	if start.get('enabled') != before.get('enabled'):
+		problems.append('rmap_oplog: the series\' kselftests left the switch at %s, '
+				'found at %s' % (before.get('enabled'), start.get('enabled')))
+	off = 'rmap_oplog=off' in append.split()
+	if before.get('enabled') != (0 if off else 1):
+		problems.append('rmap_oplog: switch %s during the upstream selftests, '
+				'expected %s' % (before.get('enabled'), 0 if off else 1))
+	if mm_ran and not off and after.get('logged', 0) <= before.get('logged', 0):
+		problems.append('rmap_oplog: no insert was logged during the upstream mm '
+				'selftests (logged %s -> %s)' %
+				(before.get('logged'), after.get('logged')))
 	return problems
 
 
@@ -379,6 +405,7 @@ def analyze(src, b, logdir, expect_done=True):
 		problems.append('KUnit: no test ran')
 	kst = parse_kselftest(b['tap_text'])
 	oplog = parse_dcache_oplog(con)
+	rmap = parse_dcache_oplog(con, 'rmap_oplog')
 	if expect_done:
 		if kst['plan'] is None:
 			problems.append('kselftest: no TAP plan in the output')
@@ -400,6 +427,8 @@ def analyze(src, b, logdir, expect_done=True):
 		if any(t != 'scalable' for t in common.SELFTEST_TARGETS) and \
 		   not (only and only[0] == 'none'):
 			problems += check_dcache_oplog(oplog, b.get('append', ''))
+			problems += check_rmap_oplog(rmap, b.get('append', ''),
+						     any(r['target'] == 'mm' for r in kst['top']))
 	results = parse_results(b['tap_text'])
 	if expect_done:
 		# A boot that runs only some of the series' kselftests
@@ -435,6 +464,7 @@ def analyze(src, b, logdir, expect_done=True):
 		   'not_run': dict(common.excluded_tests(b['flavour']), **dropped),
 		   'expected_skips': expected_skips,
 		   'dcache_oplog': oplog,
+		   'rmap_oplog': rmap,
 		   'kcsan_stock': [{'title': r['title'], 'where': r['where']}
 				   for r in races['stock']],
 		   'results': results,

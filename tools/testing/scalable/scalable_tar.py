@@ -235,14 +235,15 @@ def compare(guest, host):
 def native_problems(guest, smp):
 	"""What a native run's report must show beyond compare(): its run at
 	@smp CPUs swept every worker count from 1 to @smp, and the dentry
-	OpLog markers of kselftests.sh came through."""
+	OpLog and reverse-map OpLog markers of kselftests.sh came through."""
 	problems = []
 	counts = sorted({r['cpus'] for r in guest['results'] if isinstance(r.get('cpus'), int)})
 	if counts != list(range(1, smp + 1)):
 		problems.append('native run: worker counts %s, not 1..%d' % (counts, smp))
-	for when in ('at start', 'before', 'after'):
-		if when not in guest.get('dcache_oplog', {}):
-			problems.append('native run: no "dcache_oplog %s" marker' % when)
+	for which in ('dcache_oplog', 'rmap_oplog'):
+		for when in ('at start', 'before', 'after'):
+			if when not in guest.get(which, {}):
+				problems.append('native run: no "%s %s" marker' % (which, when))
 	return problems
 
 

@@ -49,6 +49,39 @@ class InstallTest(unittest.TestCase):
 			with self.assertRaises(common.HarnessError):
 				B.exclude_tests(os.path.join(d, 'kselftest-list.txt'), 'debug')
 
+	def test_install_programs(self):
+		"""A target built program by program: its make targets, listing, settings."""
+		with tempfile.TemporaryDirectory() as d:
+			src, obj, inst = (os.path.join(d, x) for x in ('src', 'obj', 'inst'))
+			tdir = os.path.join(src, 'tools', 'testing', 'selftests', 'mm')
+			os.makedirs(tdir)
+			os.makedirs(inst)
+			with open(os.path.join(tdir, 'settings'), 'w') as f:
+				f.write('timeout=180\n')
+			self.install(inst, 'proc:a\n', ['proc/a'])
+			cmds = []
+
+			def fake_run(cmd, **kw):
+				cmds.append(cmd)
+				for arg in cmd:
+					if arg.startswith(os.path.join(inst, 'mm') + '/'):
+						self.install(inst, 'proc:a\n',
+							     [os.path.relpath(arg, inst), 'proc/a'])
+				self.install(inst, 'proc:a\n', ['mm/stray.o'])
+
+			with mock.patch.object(B, 'run', fake_run), \
+			     mock.patch.object(common, 'SELFTEST_TARGETS', ('proc', 'mm')):
+				B.install_programs(src, obj, inst, 'mm', ('p1', 'p2'))
+				B.check_selftest_install(inst)
+			self.assertEqual(len(cmds), 1)
+			self.assertIn('LDFLAGS=-static', cmds[0])
+			self.assertEqual(cmds[0][-2:], [os.path.join(inst, 'mm', 'p1'),
+							os.path.join(inst, 'mm', 'p2')])
+			self.assertEqual(sorted(os.listdir(os.path.join(inst, 'mm'))),
+					 ['p1', 'p2', 'settings'])
+			with open(os.path.join(inst, 'kselftest-list.txt')) as f:
+				self.assertEqual(f.read(), 'proc:a\nmm:p1\nmm:p2\n')
+
 
 class ConfigTest(unittest.TestCase):
 	def test_config_values(self):

@@ -120,6 +120,15 @@ SCALABLE: kselftest upstream rc=0
 SCALABLE: dcache_oplog after: enabled=1 hits=900 misses=60 evictions=1 syncs=50 flushes=9 logs=4
 """
 
+RMAP_CONSOLE = """\
+SCALABLE: rmap_oplog at start: enabled=1 logged=0 absorbed_local=0 absorbed_global=0 applied=0
+SCALABLE: kselftest scalable rc=0
+SCALABLE: upstream selftests: mm tmpfs
+SCALABLE: rmap_oplog before: enabled=1 logged=800 absorbed_local=300 absorbed_global=400 applied=90
+SCALABLE: kselftest upstream rc=0
+SCALABLE: rmap_oplog after: enabled=1 logged=950 absorbed_local=420 absorbed_global=410 applied=95
+"""
+
 
 class KeyflipTest(unittest.TestCase):
 	"""scalable.py tcg-check's reading of a scalable_keyflip boot."""
@@ -458,6 +467,36 @@ class KunitCountsTest(unittest.TestCase):
 			'passed': 2, 'failed': 1, 'skipped': 3, 'crashed': 1, 'suites': ['qdo', 'oplog'],
 			'skips': [['clustered'], ['qdo', 'qdo_test_b'],
 				  ['oplog', 'oplog_test_param', 'cpus=4']]})
+
+
+class RmapOplogTest(unittest.TestCase):
+	def test_parse(self):
+		st = P.parse_dcache_oplog(RMAP_CONSOLE, 'rmap_oplog')
+		self.assertEqual(st['before']['logged'], 800)
+		self.assertEqual(st['after']['absorbed_local'], 420)
+		self.assertEqual(P.check_rmap_oplog(st, '', True), [])
+		self.assertEqual(P.parse_dcache_oplog(RMAP_CONSOLE), {})
+
+	def test_nothing_logged(self):
+		st = P.parse_dcache_oplog(RMAP_CONSOLE.replace('logged=950', 'logged=800'),
+					  'rmap_oplog')
+		self.assertIn('no insert was logged', ' '.join(P.check_rmap_oplog(st, '', True)))
+		# without the mm programs, nothing need be logged
+		self.assertEqual(P.check_rmap_oplog(st, '', False), [])
+
+	def test_switch_off(self):
+		st = P.parse_dcache_oplog(RMAP_CONSOLE.replace('before: enabled=1',
+							       'before: enabled=0'), 'rmap_oplog')
+		p = ' '.join(P.check_rmap_oplog(st, '', True))
+		self.assertIn('left the switch at 0', p)
+		self.assertIn('switch 0 during the upstream selftests', p)
+		st = P.parse_dcache_oplog(RMAP_CONSOLE.replace('enabled=1', 'enabled=0').
+					  replace('logged=950', 'logged=800'), 'rmap_oplog')
+		self.assertEqual(P.check_rmap_oplog(st, 'rmap_oplog=off', True), [])
+
+	def test_missing(self):
+		self.assertTrue(P.check_rmap_oplog(P.parse_dcache_oplog(CLEAN_BOOT, 'rmap_oplog'),
+						   '', True))
 
 
 class DcacheOplogTest(unittest.TestCase):

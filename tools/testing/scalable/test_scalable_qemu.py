@@ -188,7 +188,7 @@ class BootTest(unittest.TestCase):
 		self.assertEqual(b['numa_nodes'], 2)
 		self.assertEqual(option(cmds[0], '-numa'), ['node,nodeid=0,cpus=0-0,memdev=mem0',
 							    'node,nodeid=1,cpus=1-1,memdev=mem1'])
-		self.assertEqual(option(cmds[0], '-m'), ['2048M'])
+		self.assertEqual(option(cmds[0], '-m'), ['3072M'])
 		self.assertEqual(option(cmds[0], '-smp'), ['2,sockets=2,cores=1,threads=1'])
 		b, cmds = self.boot([None], flavour='kcsan', env={'NUMA_NODES': '1'})
 		self.assertEqual((b['numa_nodes'], option(cmds[0], '-numa')), (1, []))

@@ -31,6 +31,8 @@ SUMMARY = {
 		    'proc': {'passed': 10, 'failed': 0, 'skipped': 4}},
 	'dcache_oplog': {'at start': {'enabled': 1}, 'before': {'enabled': 1},
 			 'after': {'enabled': 1}},
+	'rmap_oplog': {'at start': {'enabled': 1}, 'before': {'enabled': 1},
+		       'after': {'enabled': 1}},
 	'results': [{'bench': 'stat_bench', 'mode': 'same-stock', 'cpus': c, 'ops_per_ms': 5.0}
 		    for c in (1, 2)] +
 		   [{'bench': 'stat_bench', 'mode': 'same-oplog', 'cpus': c, 'ops_per_ms': 6.0}
@@ -296,7 +298,7 @@ class NativeScriptTest(unittest.TestCase):
 			con = f.read()
 		self.assertLess(con.index('1..2'), con.index('SCALABLE: init start'))
 		for m in ('dcache_oplog at start', 'dcache_oplog before', 'dcache_oplog after',
-			  'done'):
+			  'rmap_oplog at start', 'rmap_oplog before', 'rmap_oplog after', 'done'):
 			self.assertIn('SCALABLE: ' + m, con)
 		with open(os.path.join(out, 'run.env')) as f:
 			env = f.read()
