@@ -79,33 +79,30 @@ scalable_bench_args() {
 	fi
 }
 
-# The dentry OpLog (fs/dcache_oplog.c): its switch and counters, one line.
-oplog_switch=/sys/kernel/debug/dcache_oplog/enabled
-oplog_stats=/sys/kernel/debug/oplog/dentry/stats
-dcache_oplog_state() {
-	if [ ! -r "$oplog_switch" ] || [ ! -r "$oplog_stats" ]; then
+# An OpLog user's switch ($1), and the counters of its stats file ($2)
+# that $3 names (a sed alternation), as one line of name=value words;
+# "absent" without them.
+oplog_state() {
+	if [ ! -r "$1" ] || [ ! -r "$2" ]; then
 		echo "absent"
-		return
+		return 1
 	fi
 	# shellcheck disable=SC2046
-	echo "enabled=$(cat "$oplog_switch")" \
-	     $(sed -n 's/^\(hits\|misses\|evictions\|syncs\|flushes\) \(.*\)/\1=\2/p' \
-		   "$oplog_stats") \
-	     "logs=$(cat /sys/kernel/debug/dcache_oplog/logs)"
+	echo "enabled=$(cat "$1")" $(sed -n "s/^\\($3\\) \\(.*\\)/\\1=\\2/p" "$2")
 }
 
-# The file reverse-map OpLog (mm/oplog_rmap.c): its switch and counters.
-rmap_switch=/sys/kernel/debug/rmap_oplog/enabled
-rmap_stats=/sys/kernel/debug/rmap_oplog/stats
+# The dentry OpLog (fs/dcache_oplog.c), with its count of logs.
+dcache_oplog_state() {
+	st=$(oplog_state /sys/kernel/debug/dcache_oplog/enabled \
+		/sys/kernel/debug/oplog/dentry/stats \
+		'hits\|misses\|evictions\|syncs\|flushes') || { echo "$st"; return; }
+	echo "$st logs=$(cat /sys/kernel/debug/dcache_oplog/logs)"
+}
+
+# The file reverse-map OpLog (mm/oplog_rmap.c).
 rmap_oplog_state() {
-	if [ ! -r "$rmap_switch" ] || [ ! -r "$rmap_stats" ]; then
-		echo "absent"
-		return
-	fi
-	# shellcheck disable=SC2046
-	echo "enabled=$(cat "$rmap_switch")" \
-	     $(sed -n 's/^\(logged\|absorbed_local\|absorbed_global\|applied\) \(.*\)/\1=\2/p' \
-		   "$rmap_stats")
+	oplog_state /sys/kernel/debug/rmap_oplog/enabled /sys/kernel/debug/rmap_oplog/stats \
+		'logged\|absorbed_local\|absorbed_global\|applied'
 }
 
 # The series' own kselftests first, then the upstream ones: the runner

@@ -256,56 +256,43 @@ def parse_dcache_oplog(console, which='dcache_oplog'):
 	return states
 
 
-def check_dcache_oplog(states, append):
-	"""Problems with the dentry OpLog around the upstream selftests.
+def check_switch_markers(states, append, which, counter, expect_growth, what):
+	"""Problems with an OpLog's switch and counter around the upstream selftests.
 
-	The series' tests must leave the switch as they found it; the upstream
-	tests must run with it on (unless the boot asked for dcache_oplog=off)
-	and the OpLog must have counted references meanwhile.
+	@states: parse_dcache_oplog(console, @which).  The series' tests must
+	leave the switch as they found it; the upstream tests must run with it
+	on (unless the boot asked for @which=off) and, if @expect_growth,
+	@counter must have grown meanwhile (@what says what it counts).
 	"""
 	problems = []
 	start, before, after = (states.get(k) for k in ('at start', 'before', 'after'))
 	if not (start and before and after):
-		return ['dcache_oplog: init.sh printed no switch and counters around the '
-			'upstream selftests (is CONFIG_DCACHE_OPLOG on and debugfs mounted?)']
+		return ['%s: init.sh printed no switch and counters around the upstream '
+			'selftests (is CONFIG_%s on and debugfs mounted?)' % (which, which.upper())]
 	if start.get('enabled') != before.get('enabled'):
-		problems.append('dcache_oplog: the series\' kselftests left the switch at %s, '
-				'found at %s' % (before.get('enabled'), start.get('enabled')))
-	off = 'dcache_oplog=off' in append.split()
+		problems.append('%s: the series\' kselftests left the switch at %s, found at %s' %
+				(which, before.get('enabled'), start.get('enabled')))
+	off = '%s=off' % which in append.split()
 	if before.get('enabled') != (0 if off else 1):
-		problems.append('dcache_oplog: switch %s during the upstream selftests, '
-				'expected %s' % (before.get('enabled'), 0 if off else 1))
-	if not off and after.get('hits', 0) <= before.get('hits', 0):
-		problems.append('dcache_oplog: no per-CPU reference was counted during the '
-				'upstream selftests (hits %s -> %s)' %
-				(before.get('hits'), after.get('hits')))
+		problems.append('%s: switch %s during the upstream selftests, expected %s' %
+				(which, before.get('enabled'), 0 if off else 1))
+	if expect_growth and not off and after.get(counter, 0) <= before.get(counter, 0):
+		problems.append('%s: %s during the upstream selftests (%s %s -> %s)' %
+				(which, what, counter, before.get(counter), after.get(counter)))
 	return problems
+
+
+def check_dcache_oplog(states, append):
+	"""The dentry OpLog: on during the upstream tests, and it counted references."""
+	return check_switch_markers(states, append, 'dcache_oplog', 'hits', True,
+				    'no per-CPU reference was counted')
 
 
 def check_rmap_oplog(states, append, mm_ran):
-	"""Problems with the reverse-map OpLog around the upstream selftests.
-
-	As check_dcache_oplog(): the series' tests leave the switch as they
-	found it, the upstream tests run with it on (unless rmap_oplog=off),
-	and when the mm programs ran (@mm_ran), forks logged inserts meanwhile.
-	"""
-	problems = []
-	start, before, after = (states.get(k) for k in ('at start', 'before', 'after'))
-	if not (start and before and after):
-		return ['rmap_oplog: init.sh printed no switch and counters around the '
-			'upstream selftests (is CONFIG_RMAP_OPLOG on and debugfs mounted?)']
-	if start.get('enabled') != before.get('enabled'):
-		problems.append('rmap_oplog: the series\' kselftests left the switch at %s, '
-				'found at %s' % (before.get('enabled'), start.get('enabled')))
-	off = 'rmap_oplog=off' in append.split()
-	if before.get('enabled') != (0 if off else 1):
-		problems.append('rmap_oplog: switch %s during the upstream selftests, '
-				'expected %s' % (before.get('enabled'), 0 if off else 1))
-	if mm_ran and not off and after.get('logged', 0) <= before.get('logged', 0):
-		problems.append('rmap_oplog: no insert was logged during the upstream mm '
-				'selftests (logged %s -> %s)' %
-				(before.get('logged'), after.get('logged')))
-	return problems
+	"""The reverse-map OpLog: on during the upstream tests and, when the mm
+	programs ran (@mm_ran), forks logged inserts meanwhile."""
+	return check_switch_markers(states, append, 'rmap_oplog', 'logged', mm_ran,
+				    'no insert was logged by the mm programs')
 
 
 def parse_results(text):

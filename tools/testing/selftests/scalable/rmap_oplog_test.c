@@ -224,6 +224,35 @@ static void gate_close(struct gate *g)
 }
 
 /*
+ * A sibling that forks and exits until killed, logging and absorbing
+ * inserts on the CPUs this task may run on.  Its pid, or -1.
+ */
+static pid_t start_churn(void)
+{
+	pid_t churn = fork();
+
+	if (churn == 0) {
+		for (;;) {
+			pid_t p = fork();
+
+			if (p == 0)
+				_exit(0);
+			if (p > 0)
+				waitpid(p, NULL, 0);
+		}
+	}
+	return churn;
+}
+
+static void stop_churn(pid_t churn)
+{
+	if (churn > 0) {
+		kill(churn, SIGKILL);
+		waitpid(churn, NULL, 0);
+	}
+}
+
+/*
  * 1. Every child faults page 1 in through its logged VMA, the file
  * shrinks to one page, and page 1 must be gone for all of them.
  */
@@ -448,18 +477,7 @@ static void test_mremap(void)
 		ksft_test_result_fail("mremap: mmap: %s\n", strerror(errno));
 		return;
 	}
-	churn = fork();
-	if (churn == 0) {
-		/* Siblings that fork and exit, logging and absorbing. */
-		for (;;) {
-			pid_t p = fork();
-
-			if (p == 0)
-				_exit(0);
-			if (p > 0)
-				waitpid(p, NULL, 0);
-		}
-	}
+	churn = start_churn();
 	for (i = 0; i < NR_CHILDREN; i++) {
 		pin(i);
 		pids[i] = fork();
@@ -491,8 +509,7 @@ static void test_mremap(void)
 		bad++;
 	gate_release(&g, NR_CHILDREN);
 	bad += wait_children(pids, NR_CHILDREN);
-	kill(churn, SIGKILL);
-	waitpid(churn, NULL, 0);
+	stop_churn(churn);
 	munmap(map, 2 * page_size);
 	close(fd);
 	gate_close(&g);
@@ -673,23 +690,12 @@ static void test_reclaim(void)
 	}
 	logged1 = stat_of("logged");
 	pin(0);
-	churn = fork();
-	if (churn == 0) {
-		for (;;) {
-			pid_t p = fork();
-
-			if (p == 0)
-				_exit(0);
-			if (p > 0)
-				waitpid(p, NULL, 0);
-		}
-	}
+	churn = start_churn();
 	unpin();
 	bad = gate_gather(&g, NR_CHILDREN) ? NR_CHILDREN : 0;
 	gate_release(&g, NR_CHILDREN);
 	bad += wait_children(pids, NR_CHILDREN);
-	kill(churn, SIGKILL);
-	waitpid(churn, NULL, 0);
+	stop_churn(churn);
 	ksft_print_msg("reclaim: %ld inserts logged by %d forks\n",
 		       logged1 - logged0, NR_CHILDREN);
 	if (logged1 - logged0 < NR_CHILDREN) {
