@@ -25,8 +25,9 @@
 # TRACE_SMP=<vCPU counts, default 1,2,4,8,16>, TRACE_MS=<window ms>,
 # TRACE_QUANTUM=<pacing instructions, default 100>,
 # TRACE_WORKLOADS=<comma list of traced programs, default all>,
+# TRACE_KERNEL=patched|stock (stock: unpatched 6.12, release config),
 # NUMA_NODES=<guest NUMA nodes, default 2 for kcsan, 1 otherwise>,
-# MEM=<guest memory in MiB, default 2048>, DEB_CONFIG=<base config of make deb>,
+# MEM=<guest memory in MiB, default 3072>, DEB_CONFIG=<base config of make deb>,
 # TCG_THREAD=multi|single (default: single for a CONFIG_JUMP_LABEL kernel).
 
 PY	 ?= python3

@@ -85,15 +85,17 @@ TRACE_WORKLOADS = ('cacheline_bench', 'stat_bench', 'open_bench', 'create_bench'
 TRACE_SMP = '1,2,4,8,16'
 
 
-def trace_boot(smp, workloads, ms, logdir, quantum=None):
+def trace_boot(smp, workloads, ms, logdir, quantum=None, stock=False):
 	"""Boot the release kernel at @smp vCPUs under the c2c plugin.
 
 	Returns (the analysis of scalable_trace.analyze() or None, problems).
 	The guest runs only @workloads, with KUnit off; a splat, a program that
 	failed, a guest that did not finish or windows that do not join are
-	problems.
+	problems.  @stock: boot unpatched 6.12 (build/stock, built by
+	scalable_configs.build_stock()) with the release initramfs instead;
+	its modes are renamed "<mode>@6.12".
 	"""
-	obj = os.path.join(common.BUILD, 'release')
+	obj = os.path.join(common.BUILD, scalable_configs.STOCK_OBJ if stock else 'release')
 	plugin = build_plugin()
 	sysmap = os.path.join(obj, 'System.map')
 	entries = scalable_trace.write_entries(sysmap, os.path.join(os.path.dirname(plugin),
@@ -110,8 +112,9 @@ def trace_boot(smp, workloads, ms, logdir, quantum=None):
 	if os.path.exists(record):
 		os.unlink(record)
 	b = boot(obj, 'release', smp, 'test', logdir, timeout, extra_qemu_args=qemu_args,
-		 accel='tcg', extra_append=append, tag='trace')
-	name = 'traced boot at %d vCPUs' % smp
+		 accel='tcg', extra_append=append, tag='trace-stock' if stock else 'trace',
+		 initrd=os.path.join(common.BUILD, 'release', 'initramfs.cpio.gz') if stock else None)
+	name = 'traced %sboot at %d vCPUs' % ('stock 6.12 ' if stock else '', smp)
 	problems = []
 	if b['ended'] != 'exit' or 'SCALABLE: done' not in b['console_text']:
 		problems.append('%s did not finish (%s); console: %s' %
@@ -125,12 +128,15 @@ def trace_boot(smp, workloads, ms, logdir, quantum=None):
 		with open(record) as f:
 			text = f.read()
 		res = scalable_trace.analyze(text, b['tap_text'], sysmap, obj,
-					     os.path.join(obj, 'vmlinux'))
+					     os.path.join(obj, 'vmlinux'), stock=stock)
 	except (OSError, scalable_trace.TraceError) as e:
 		problems.append('%s: no trace: %s' % (name, e))
 		return None, problems
 	for w in res['warnings']:
 		problems.append('%s: plugin: %s' % (name, w))
+	if stock:
+		for r in res['results']:
+			r['mode'] += '@6.12'
 	for r in res['results']:
 		if not r['ok']:
 			problems.append('%s: %s %s failed in its window' % (name, r['bench'], r['mode']))
@@ -172,16 +178,27 @@ def trace_paths():
 	return (os.path.join(common.OUT, 'trace.json'), os.path.join(common.OUT, 'trace.md'))
 
 
+def trace_kernel():
+	"""TRACE_KERNEL: patched (the release kernel, default) or stock (6.12)."""
+	k = os.environ.get('TRACE_KERNEL') or 'patched'
+	if k not in ('patched', 'stock'):
+		die('TRACE_KERNEL is patched or stock, not "%s"' % k)
+	return k
+
+
 def cmd_trace(args):
 	"""Boot the release kernel under the tracer at each TRACE_SMP; report."""
 	counts = trace_smp()
+	stock = trace_kernel() == 'stock'
 	cmd_build(argparse.Namespace(flavours=['release']))
+	if stock:
+		scalable_configs.build_stock()
 	logdir = os.path.join(common.OUT, 'logs')
 	ms = env_int('TRACE_MS', 1000)
 	results, problems = [], []
 	t0 = time.time()
 	for n in counts:
-		res, p = trace_boot(n, trace_workloads(), ms, logdir)
+		res, p = trace_boot(n, trace_workloads(), ms, logdir, stock=stock)
 		problems += p
 		if res:
 			results += res['results']
@@ -189,6 +206,7 @@ def cmd_trace(args):
 	os.makedirs(common.OUT, exist_ok=True)
 	with open(jpath, 'w') as f:
 		json.dump({'host_cpus': host_cpus(), 'date': time.strftime('%Y-%m-%dT%H:%M:%S%z'),
+			   'kernel': 'stock 6.12' if stock else 'patched',
 			   'quantum': env_int('TRACE_QUANTUM', 100), 'window_ms': ms,
 			   'seconds': time.time() - t0, 'problems': problems,
 			   'results': results}, f, indent=1)

@@ -11,6 +11,7 @@
 # matrix without an edit here.
 
 import glob
+import hashlib
 import json
 import os
 import re
@@ -26,7 +27,7 @@ from scalable_common import HarnessError, log, machine_lock
 from scalable_parser import analyze
 from scalable_qemu import boot, boot_timeout
 from scalable_tree import (DEB_PACKAGES, ensure_packages, prepare_src, series_files,
-			   series_patches)
+			   series_patches, unpack_base)
 
 # Options of the base kernel that the series' options need on every real
 # config: KUnit for the test suites (which then run only when booted with
@@ -113,6 +114,77 @@ def series_options():
 	if not opts:
 		raise HarnessError('the series adds no Kconfig option: nothing to build')
 	return opts
+
+
+STOCK_OBJ = 'stock'
+
+
+def stock_config_problems(obj, frags, series):
+	"""The @frags settings that did not take effect in @obj/.config.
+
+	The series' own options (@series) do not exist in the base's Kconfig
+	and are expected to drop out; any other setting must hold.
+	"""
+	final = config_values(os.path.join(obj, '.config'))
+	bad = []
+	for f in frags:
+		for sym, want in config_values(f).items():
+			if sym[len('CONFIG_'):] in series:
+				continue
+			if final.get(sym, 'n') != want:
+				bad.append('%s: %s=%s requested, got %s' %
+					   (os.path.basename(f), sym, want, final.get(sym, 'n')))
+	return bad
+
+
+def build_stock():
+	"""Unpatched 6.12 with the release guest's configuration, in build/stock.
+
+	For measurements against stock 6.12 (make trace TRACE_KERNEL=stock):
+	tinyconfig plus the release fragments, merged on the pristine base
+	(scripts/kconfig/merge_config.sh); the series' options do not exist
+	there and drop out, every other setting must take effect.  The kernel
+	boots the release flavour's initramfs: the kselftests are user space,
+	and without the series' switches the benchmarks register their
+	"-stock" modes only.  Returns the object directory.
+	"""
+	build_kernel('release')
+	with machine_lock('building stock'):
+		src = prepare_src()
+		base = unpack_base()
+		obj = os.path.join(common.BUILD, STOCK_OBJ)
+		frags = [os.path.join(src, 'kernel', 'configs', f)
+			 for f in ('scalable.config', 'scalable-release.config')]
+		h = hashlib.sha256(open(os.path.join(common.BUILD, 'base', '.identity'), 'rb').read())
+		for f in frags:
+			h.update(open(f, 'rb').read())
+		stamp = os.path.join(obj, '.scalable-config')
+		if not (os.path.exists(stamp) and open(stamp).read() == h.hexdigest() and
+			os.path.exists(os.path.join(obj, '.config'))):
+			os.makedirs(obj, exist_ok=True)
+			run_quiet(make_cmd(base, obj, 'tinyconfig'))
+			run_quiet([os.path.join(base, 'scripts', 'kconfig', 'merge_config.sh'), '-m',
+				   '-O', obj, os.path.join(obj, '.config')] + frags, cwd=base)
+			run_quiet(make_cmd(base, obj, 'olddefconfig'))
+			bad = stock_config_problems(obj, frags, series_options())
+			if bad:
+				raise HarnessError('the release fragments did not take effect on the '
+						   'base:\n  ' + '\n  '.join(bad))
+			with open(stamp, 'w') as f:
+				f.write(h.hexdigest())
+		t0 = time.time()
+		log('building stock 6.12 (the base, release config) in build/%s' % STOCK_OBJ)
+		r = subprocess.run(make_cmd(base, obj, 'bzImage'), env=build_env())
+		if r.returncode != 0:
+			raise HarnessError('building stock 6.12 failed')
+		log('stock kernel built in %.0f s' % (time.time() - t0))
+	return obj
+
+
+def run_quiet(cmd, cwd=None):
+	r = subprocess.run(cmd, capture_output=True, text=True, env=build_env(), cwd=cwd)
+	if r.returncode != 0:
+		raise HarnessError('%s failed:\n%s' % (' '.join(cmd[:4]), r.stdout + r.stderr))
 
 
 def dependents(opts, names):

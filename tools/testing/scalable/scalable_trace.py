@@ -284,8 +284,13 @@ class Symbols:
 		return 'kernel %#x' % va
 
 
-def mechanism_functions(objdir):
-	"""{mechanism: set of function names} from the objects' symbol tables."""
+def mechanism_functions(objdir, stock=False):
+	"""{mechanism: set of function names} from the objects' symbol tables.
+
+	@stock: the kernel is unpatched 6.12, whose build has none of the
+	series' objects; a mechanism without functions is left out instead of
+	failing the analysis.
+	"""
 	out = {}
 	for mech, objs in MECHANISMS.items():
 		names = set()
@@ -302,6 +307,8 @@ def mechanism_functions(objdir):
 				if len(parts) == 3 and parts[1] in 'tTwW':
 					names.add(parts[2])
 		if not names:
+			if stock:
+				continue
 			raise TraceError('no function of %s found in %s: cannot attribute %s\'s '
 					 'transfers' % (mech, ', '.join(objs), mech))
 		out[mech] = names
@@ -439,11 +446,11 @@ def analyze_window(row, syms, mech_funcs=None, lines=None, top=8, sites=4):
 	}
 
 
-def analyze(c2c_text, tap_text, system_map, objdir=None, vmlinux=None):
+def analyze(c2c_text, tap_text, system_map, objdir=None, vmlinux=None, stock=False):
 	parsed = parse_c2c(c2c_text)
 	rows = join(parsed['windows'], parse_trace_lines(tap_text))
 	syms = Symbols(system_map)
-	mech = mechanism_functions(objdir) if objdir else {}
+	mech = mechanism_functions(objdir, stock) if objdir else {}
 	lines = Lines(vmlinux)
 	return {'header': parsed['header'], 'warnings': parsed['warnings'],
 		'results': [analyze_window(r, syms, mech, lines) for r in rows]}

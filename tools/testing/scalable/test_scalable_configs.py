@@ -68,6 +68,21 @@ def options():
 	return C.parse_options([NEW_KCONFIG] + C.added_kconfig_text(DIFF))
 
 
+class StockTest(unittest.TestCase):
+	"""The stock 6.12 build: the series' options drop out, nothing else may."""
+
+	def test_stock_config_problems(self):
+		with tempfile.TemporaryDirectory() as d:
+			frag = os.path.join(d, 'scalable.config')
+			with open(frag, 'w') as f:
+				f.write('CONFIG_SMP=y\nCONFIG_OPLOG=y\nCONFIG_GUP_TEST=y\n'
+					'# CONFIG_HID is not set\n')
+			with open(os.path.join(d, '.config'), 'w') as f:
+				f.write('CONFIG_SMP=y\n# CONFIG_GUP_TEST is not set\n')
+			bad = C.stock_config_problems(d, [frag], {'OPLOG': {}})
+		self.assertEqual(bad, ['scalable.config: CONFIG_GUP_TEST=y requested, got n'])
+
+
 class OptionsTest(unittest.TestCase):
 	def test_added_kconfig_text_only_kconfig_files(self):
 		texts = C.added_kconfig_text(DIFF)

@@ -105,6 +105,13 @@ class TraceTest(unittest.TestCase):
 		with self.assertRaises(st.TraceError):
 			st.mechanism_functions(self.tmp.name)
 
+	def test_stock_kernel_has_no_mechanism_objects(self):
+		"""Unpatched 6.12 (TRACE_KERNEL=stock): only the mechanisms named by
+		function stay."""
+		got = st.mechanism_functions(self.tmp.name, stock=True)
+		self.assertFalse([m for m, objs in st.MECHANISMS.items()
+				  if m in got and not any(o.startswith('fn:') for o in objs)])
+
 	def test_unterminated_window_is_dropped(self):
 		text = self.text.split('end seq=2')[0]
 		p = st.parse_c2c(text)
