@@ -144,10 +144,18 @@ def install_programs(src, obj, inst, target, programs):
 	out = os.path.join(inst, target)
 	tdir = os.path.join(src, 'tools', 'testing', 'selftests', target)
 	os.makedirs(out, exist_ok=True)
-	run(['make', '-C', tdir,
-	     'OUTPUT=' + out, 'KHDR_INCLUDES=-isystem ' + os.path.join(obj, 'usr', 'include'),
-	     'LDFLAGS=-static', '-j' + str(host_cpus()), '-s'] +
-	    [os.path.join(out, p) for p in programs])
+	# The mm Makefile writes local_config.{h,mk} (its feature probe) into
+	# the source directory: take them out again, so that the assembled
+	# tree stays what the series reproduces (make check compares them).
+	present = set(os.listdir(tdir))
+	try:
+		run(['make', '-C', tdir,
+		     'OUTPUT=' + out, 'KHDR_INCLUDES=-isystem ' + os.path.join(obj, 'usr', 'include'),
+		     'LDFLAGS=-static', '-j' + str(host_cpus()), '-s'] +
+		    [os.path.join(out, p) for p in programs])
+	finally:
+		for name in set(os.listdir(tdir)) - present:
+			os.unlink(os.path.join(tdir, name))
 	# The programs' object files, if the rules left any, are not tests.
 	for name in os.listdir(out):
 		if name not in programs and name != 'settings':

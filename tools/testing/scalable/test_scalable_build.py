@@ -63,6 +63,8 @@ class InstallTest(unittest.TestCase):
 
 			def fake_run(cmd, **kw):
 				cmds.append(cmd)
+				with open(os.path.join(tdir, 'local_config.h'), 'w') as f:
+					f.write('/* probe */\n')
 				for arg in cmd:
 					if arg.startswith(os.path.join(inst, 'mm') + '/'):
 						self.install(inst, 'proc:a\n',
@@ -81,6 +83,8 @@ class InstallTest(unittest.TestCase):
 					 ['p1', 'p2', 'settings'])
 			with open(os.path.join(inst, 'kselftest-list.txt')) as f:
 				self.assertEqual(f.read(), 'proc:a\nmm:p1\nmm:p2\n')
+			# what the Makefile left in the source directory is gone
+			self.assertEqual(os.listdir(tdir), ['settings'])
 
 
 class ConfigTest(unittest.TestCase):
