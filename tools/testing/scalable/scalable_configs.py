@@ -23,7 +23,7 @@ import time
 import scalable_common as common
 from scalable_build import build_env, build_kernel, config_values, make_cmd
 from scalable_build import configure as guest_configure
-from scalable_common import HarnessError, log, machine_lock
+from scalable_common import HarnessError, log, machine_lock, run
 from scalable_parser import analyze
 from scalable_qemu import boot, boot_timeout
 from scalable_tree import (DEB_PACKAGES, ensure_packages, prepare_src, series_files,
@@ -174,9 +174,7 @@ def build_stock():
 				f.write(h.hexdigest())
 		t0 = time.time()
 		log('building stock 6.12 (the base, release config) in build/%s' % STOCK_OBJ)
-		r = subprocess.run(make_cmd(base, obj, 'bzImage'), env=build_env())
-		if r.returncode != 0:
-			raise HarnessError('building stock 6.12 failed')
+		run(make_cmd(base, obj, 'bzImage'), env=build_env())
 		log('stock kernel built in %.0f s' % (time.time() - t0))
 	return obj
 

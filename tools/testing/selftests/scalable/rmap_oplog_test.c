@@ -613,15 +613,17 @@ static int reclaim_child(int fd, char *map, int idx)
 {
 	char *page = map + (size_t)idx * RECLAIM_STRIDE * page_size;
 	char *buf = malloc(page_size);
+	ssize_t written;
 	int tries;
 
 	if (!buf)
 		return 2;
 	memset(buf, 'A' + idx, page_size);
-	if (pwrite(fd, buf, page_size,
-		   (off_t)idx * RECLAIM_STRIDE * page_size) != page_size)
-		return 2;
+	written = pwrite(fd, buf, page_size,
+			 (off_t)idx * RECLAIM_STRIDE * page_size);
 	free(buf);
+	if (written != page_size)
+		return 2;
 	if (probe(page) != 'A' + idx || page_present(page) != 1) {
 		printf("# child %d: the page did not map\n", idx);
 		return 3;
