@@ -11,7 +11,8 @@
  * executable) write the same rwsem and tree lines on every fork and exit.
  * With this file, dup_mmap() logs the insert of an eligible child VMA in
  * this CPU's OpLog log of the mapping (an %OPLOG_ABSORBING type, one
- * &struct oplog_op embedded in the VMA); the tree sees it only when
+ * &struct oplog_op embedded in the VMA), and mmap() that of a new VMA;
+ * the tree sees it only when
  * somebody needs the tree.  A child that exits on the CPU it was forked on
  * finds its inserts still in that CPU's log and cancels them (local
  * absorption, oplog_absorb_hit()): neither fork nor exit touched a line
@@ -19,32 +20,39 @@
  *
  * Readers.  Every holder of i_mmap_rwsem that reads the tree synchronizes
  * first, inside the i_mmap_lock_*() and i_mmap_trylock_*() helpers of
- * <linux/fs.h>, so
- * that every user of the tree in 6.12 (rmap_walk_file(), truncate and hole
- * punch through unmap_mapping_range(), vma_prepare() for split, merge and
- * expand, mremap's take_rmap_locks(), khugepaged, uprobes, memory-failure,
- * page_mkclean, hugetlb, fs/proc and fs/dax) is covered without a change
- * at its call site.  A writer (i_mmap_lock_write()) flushes every CPU's
- * log of the mapping (oplog_flush_locked()) and puts the inserts into the
- * tree.  A reader (i_mmap_lock_read()) checks under the object lock
- * whether anything is logged; if so, it trades its read lock for the write
- * lock, synchronizes and downgrades, since putting VMAs into the tree
- * needs the tree to itself.  Two holders read nothing in the tree and
- * synchronize only what they touch: an unlink (rmap_oplog_lock_unlink())
- * whose VMA's insert is still logged applies what every CPU logged, with
- * the logs left attached, and cancels that insert against the removal
- * (global absorption), leaving the other inserts for their own unlinks to
- * cancel; and a stock insert (rmap_oplog_lock_insert(): fork's, after a
- * parent VMA, and vma_link_file()'s, of a new VMA) synchronizes only if
- * that parent's own insert is still logged.  So a file whose mappings are partly stock
- * (libc's data, which has an anon_vma) does not flush every CPU's logs at
- * every fork and exit.  Whether a VMA's insert is logged is its
- * op's code (rmap_oplog_logged()).  mm_take_all_locks(), the one
- * taker of i_mmap_rwsem outside the helpers, calls rmap_oplog_sync()
- * itself.  mremap()'s copy_vma() moves page table entries to a new VMA
- * without the rmap locks when the new VMA follows the old one in walk
- * order; a logged old VMA would go into the tree after it, so copy_vma()
- * takes the locks for the move then (rmap_oplog_insert_logged()).
+ * <linux/fs.h>, so that every user of the tree in 6.12 (rmap_walk_file(),
+ * truncate and hole punch through unmap_mapping_range(), mremap's
+ * take_rmap_locks(), khugepaged, uprobes, memory-failure, page_mkclean,
+ * hugetlb, fs/proc and fs/dax) is covered without a change at its call
+ * site.  A writer (i_mmap_lock_write()) flushes every CPU's log of the
+ * mapping (oplog_flush_locked()) and puts the inserts into the tree.  A
+ * reader (i_mmap_lock_read()) checks under the object lock whether
+ * anything is logged; if so, it trades its read lock for the write lock,
+ * synchronizes and downgrades, since putting VMAs into the tree needs the
+ * tree to itself.
+ *
+ * Three holders read nothing in the tree but their own VMAs and
+ * synchronize only those, leaving the logs attached:
+ *  - an unlink (rmap_oplog_lock_unlink()) whose VMA's insert is still
+ *    logged applies what every CPU logged and cancels that insert against
+ *    the removal (global absorption), leaving the other inserts for their
+ *    own unlinks to cancel;
+ *  - a stock insert (rmap_oplog_lock_insert(): fork's, after a parent
+ *    VMA, and vma_link_file()'s, of a new VMA) synchronizes only if that
+ *    parent's own insert is still logged;
+ *  - vma_prepare() (split, merge, expand, shrink) puts only its own logged
+ *    VMAs into the tree (rmap_oplog_lock_vmas()), one still in this CPU's
+ *    log straight from there.
+ * So a file whose mappings are partly stock (libc's data, which has an
+ * anon_vma) does not flush every CPU's logs at every fork and exit, nor
+ * does an exec whose ld.so splits the library VMAs that its mmap() calls
+ * logged.  Whether a VMA's insert is logged is its op's code
+ * (rmap_oplog_logged()).  mm_take_all_locks(), the one taker of
+ * i_mmap_rwsem outside the helpers, calls rmap_oplog_sync() itself.
+ * mremap()'s copy_vma() moves page table entries to a new VMA without the
+ * rmap locks when the new VMA follows the old one in walk order; a logged
+ * old VMA would go into the tree after it, so copy_vma() takes the locks
+ * for the move then (rmap_oplog_insert_logged()).
  * "make check" runs a coccinelle rule
  * (tools/testing/scalable/cocci/i_mmap_users.cocci) that fails on a
  * function using ->i_mmap or ->i_mmap_rwsem with neither a helper nor a
@@ -81,8 +89,10 @@
  * (its own i_mmap_rwsem rules for PMD sharing), DAX, VM_IO, and
  * VM_SHARED|VM_MAYWRITE VMAs, whose i_mmap_writable count stays exact
  * because it is never logged.  rmap_oplog_eligible() is the test.  mmap()
- * itself (vma_link_file()) stays on the stock path: it runs once per
- * mapping, not once per fork.
+ * (__mmap_region()) logs the insert of a new VMA by the same test: it has
+ * no PTE until a fault after mmap_lock is released.  Other links of a new
+ * VMA (mremap's copy_vma(), insert_vm_struct()) stay on the stock path,
+ * so a copy never goes into the tree after its source by a synchronize.
  *
  * Lifetime.  A logged insert points into its VMA; a VMA is freed only
  * after its file unlink (free_pgtables(), vma_complete()), which either
@@ -99,8 +109,8 @@
  *     mapping->i_mmap_rwsem
  *       mapping->i_mmap_oplog_lock   (the OpLog object lock)
  *         OpLog's per-CPU cache and log locks (raw)
- * and, from dup_mmap(), mmap_lock -> mapping->i_mmap_oplog_lock, without
- * i_mmap_rwsem.  Another mapping's object lock is only trylocked (OpLog's
+ * and, from dup_mmap() and mmap(), mmap_lock -> mapping->i_mmap_oplog_lock,
+ * without i_mmap_rwsem.  Another mapping's object lock is only trylocked (OpLog's
  * eviction).
  *
  * Architectures: those whose flush_dcache_page() walks i_mmap under a
@@ -110,7 +120,8 @@
  *
  * Switch: "rmap_oplog=on|off" on the command line (default on) and
  * /sys/kernel/debug/rmap_oplog/enabled.  rmap_oplog_logged_key says
- * whether the lock helpers synchronize, rmap_oplog_key whether forks log.
+ * whether the lock helpers synchronize, rmap_oplog_key whether fork and
+ * mmap() log.
  * Off stops logging and detaches every log; inserts already moved to spill
  * lists are put into their trees by the next lock holder, so the lock
  * helpers keep synchronizing until reboot once logging was ever on.
@@ -148,19 +159,23 @@ static DEFINE_MUTEX(rmap_oplog_switch_lock);
 
 /* Per-CPU event counts, summed when read: nothing shared on the fast path. */
 enum rmap_oplog_stat {
-	RMAP_OPLOG_LOGGED,		/* inserts logged by fork */
+	RMAP_OPLOG_LOGGED,		/* inserts logged by fork or mmap() */
 	RMAP_OPLOG_REFUSED,		/* ... refused: i_mmap_rwsem held */
 	RMAP_OPLOG_ABSORBED_LOCAL,	/* cancelled in the forking CPU's log */
 	RMAP_OPLOG_ABSORBED_GLOBAL,	/* cancelled at the remover's sync */
 	RMAP_OPLOG_APPLIED,		/* inserts put into a tree */
 	RMAP_OPLOG_SYNCS,		/* synchronizes that found inserts */
 	RMAP_OPLOG_UPGRADES,		/* readers that took the write lock */
+	RMAP_OPLOG_LOGGED_MMAP,		/* ... of "logged": by mmap() */
+	RMAP_OPLOG_PREPARED_LOCAL,	/* vma_prepare(): from this CPU's log */
+	RMAP_OPLOG_PREPARED_GLOBAL,	/* ... applied from any CPU's log */
 	RMAP_OPLOG_NR_STATS,
 };
 
 static const char * const rmap_oplog_stat_names[RMAP_OPLOG_NR_STATS] = {
 	"logged", "refused", "absorbed_local", "absorbed_global", "applied",
-	"syncs", "read_upgrades",
+	"syncs", "read_upgrades", "logged_mmap", "prepared_local",
+	"prepared_global",
 };
 
 static DEFINE_PER_CPU(unsigned long [RMAP_OPLOG_NR_STATS], rmap_oplog_stats);
@@ -468,6 +483,26 @@ bool __rmap_oplog_fork_insert(struct vm_area_struct *vma,
 }
 
 /**
+ * __rmap_oplog_mmap_insert() - see rmap_oplog_mmap_insert()
+ * @vma: the new VMA
+ *
+ * A new VMA is its own parent for rmap_oplog_eligible(): nothing is
+ * copied into it, and it must not be hugetlb, DAX, VM_IO, a PFN or mixed
+ * map (a driver's ->mmap() may have filled its page table already) or
+ * shared writable.
+ * Context: see rmap_oplog_mmap_insert().
+ * Return: true if the insert was logged.
+ */
+bool __rmap_oplog_mmap_insert(struct vm_area_struct *vma)
+{
+	if (!rmap_oplog_eligible(vma, vma) ||
+	    !rmap_oplog_queue_insert(vma->vm_file->f_mapping, vma))
+		return false;
+	rmap_oplog_count(RMAP_OPLOG_LOGGED_MMAP, 1);
+	return true;
+}
+
+/**
  * __rmap_oplog_absorb_local() - see rmap_oplog_absorb_local()
  * @mapping: the address space
  * @vmas: the VMAs to remove
@@ -555,6 +590,60 @@ void __rmap_oplog_lock_insert(struct address_space *mapping,
 	down_write(&mapping->i_mmap_rwsem);
 	if (parent && rmap_oplog_logged(parent))
 		__rmap_oplog_sync(mapping);
+}
+
+/**
+ * __rmap_oplog_lock_vmas() - see rmap_oplog_lock_vmas()
+ * @mapping: the address space
+ * @vmas: the VMAs that the caller changes in the tree, or NULL
+ * @count: the number of entries in @vmas
+ *
+ * Context: see rmap_oplog_lock_vmas().
+ */
+void __rmap_oplog_lock_vmas(struct address_space *mapping,
+			    struct vm_area_struct **vmas, int count)
+{
+	unsigned long local = 0, global = 0;
+	struct vm_area_struct *vma;
+	LIST_HEAD(batch);
+	int i;
+
+	down_write(&mapping->i_mmap_rwsem);
+	for (i = 0; i < count; i++) {
+		vma = vmas[i];
+		if (!vma || !rmap_oplog_logged(vma))
+			continue;
+		/* Still in this CPU's log: it is ours to put in the tree. */
+		if (oplog_absorb_hit(&rmap_oplog_type, &mapping->i_mmap_oplog,
+				     &vma->i_mmap_op)) {
+			/* Not logged any more: the loop below skips it. */
+			WRITE_ONCE(vma->i_mmap_op.code, 0);
+			list_add_tail(&vma->i_mmap_op.node, &batch);
+			local++;
+		} else {
+			global++;
+		}
+	}
+	if (global) {
+		spin_lock(&mapping->i_mmap_oplog_lock);
+		/*
+		 * As in __rmap_oplog_lock_unlink(): with no cutoff, every
+		 * logged insert of @vmas is on the spill list afterwards, and
+		 * the logs stay attached for the other CPUs' forks.
+		 */
+		if (mapping->i_mmap_oplog.cpus)
+			oplog_synchronize_all_locked(&rmap_oplog_type,
+						     &mapping->i_mmap_oplog);
+		for (i = 0; i < count; i++) {
+			vma = vmas[i];
+			if (vma && rmap_oplog_logged(vma))
+				list_move_tail(&vma->i_mmap_op.node, &batch);
+		}
+		spin_unlock(&mapping->i_mmap_oplog_lock);
+	}
+	rmap_oplog_apply(mapping, &batch);
+	rmap_oplog_count(RMAP_OPLOG_PREPARED_LOCAL, local);
+	rmap_oplog_count(RMAP_OPLOG_PREPARED_GLOBAL, global);
 }
 
 static int __init rmap_oplog_setup(char *str)
@@ -660,7 +749,7 @@ static int __init rmap_oplog_init(void)
 	rmap_oplog_registered = true;
 	if (rmap_oplog_boot_on)
 		rmap_oplog_switch(true);
-	pr_info("rmap_oplog: fork's file reverse-map inserts logged per CPU: %s\n",
+	pr_info("rmap_oplog: file reverse-map inserts of fork and mmap() logged per CPU: %s\n",
 		rmap_oplog_boot_on ? "on" : "off");
 
 	dir = debugfs_create_dir("rmap_oplog", NULL);

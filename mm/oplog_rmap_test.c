@@ -288,19 +288,37 @@ static void rmap_oplog_test_spill(struct kunit *test)
 }
 
 /*
- * A VMA whose insert is logged is split (vma_prepare() and
- * vma_complete() under i_mmap_lock_write()): the lock puts it into the
- * tree first, so that it can be taken out, shrunk and put back with the
- * new part beside it.
+ * A VMA whose insert is logged is split (vma_prepare() and vma_complete(),
+ * under rmap_oplog_lock_vmas()): the lock puts it into the tree first, so
+ * that it can be taken out, shrunk and put back with the new part beside
+ * it.  The other logged inserts stay logged and the logs attached: one
+ * still in this CPU's log is taken from there, one in another CPU's log
+ * through a synchronize that leaves the logs in place.
  */
 static void rmap_oplog_test_split(struct kunit *test)
 {
 	struct rt_ctx *t = rt_new(test);
 	struct vm_area_struct *vma = t->vmas[0], *tail = t->vmas[1];
+	struct vm_area_struct *vmas[2];
+	unsigned int a, b;
 
+	rt_two_cpus(test, &a, &b);
+	rt_pin(test, a);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[3]));
+	rt_pin(test, b);
 	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, vma));
-	i_mmap_lock_write(t->mapping);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[2]));
+
+	/* From b's own log: nothing else moves. */
+	vmas[0] = NULL;
+	vmas[1] = vma;
+	rmap_oplog_lock_vmas(t->mapping, vmas, 2);
 	KUNIT_ASSERT_TRUE(test, rt_in_tree(t, vma));
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_insert_logged(vma));
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 1);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_insert_logged(t->vmas[2]));
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_insert_logged(t->vmas[3]));
+	KUNIT_EXPECT_NE(test, READ_ONCE(t->mapping->i_mmap_oplog.cpus), 0UL);
 	vma_interval_tree_remove(vma, &t->mapping->i_mmap);
 	tail->vm_start = vma->vm_start + 2 * PAGE_SIZE;
 	tail->vm_end = vma->vm_end;
@@ -312,6 +330,23 @@ static void rmap_oplog_test_split(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rt_count(t, 2, 3), 1);
 	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 2);
 	i_mmap_unlock_write(t->mapping);
+
+	/* From a's log, on b: applied with the logs left attached. */
+	vmas[0] = t->vmas[3];
+	vmas[1] = NULL;
+	rmap_oplog_lock_vmas(t->mapping, vmas, 2);
+	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[3]));
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_insert_logged(t->vmas[3]));
+	KUNIT_EXPECT_FALSE(test, rt_in_tree(t, t->vmas[2]));
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_insert_logged(t->vmas[2]));
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 3);
+	i_mmap_unlock_write(t->mapping);
+	/* The next writer puts the rest in. */
+	i_mmap_lock_write(t->mapping);
+	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[2]));
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 4);
+	i_mmap_unlock_write(t->mapping);
+	rt_unpin();
 	rt_done(test, t);
 }
 

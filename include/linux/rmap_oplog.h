@@ -25,6 +25,9 @@ int __rmap_oplog_lock_unlink(struct address_space *mapping,
 void __rmap_oplog_lock_insert(struct address_space *mapping,
 			      struct vm_area_struct *parent);
 bool __rmap_oplog_insert_logged(struct vm_area_struct *vma);
+bool __rmap_oplog_mmap_insert(struct vm_area_struct *vma);
+void __rmap_oplog_lock_vmas(struct address_space *mapping,
+			    struct vm_area_struct **vmas, int count);
 int rmap_oplog_switch(bool on);
 #if IS_ENABLED(CONFIG_KUNIT)
 /* Internals, for mm/oplog_rmap_test.c only. */
@@ -51,6 +54,53 @@ static inline bool rmap_oplog_fork_insert(struct vm_area_struct *vma,
 {
 	return static_branch_unlikely(&rmap_oplog_key) &&
 	       __rmap_oplog_fork_insert(vma, parent);
+}
+
+/**
+ * rmap_oplog_mmap_insert() - log the insert of a VMA that mmap() created
+ * @vma: the new VMA, in its mm's VMA tree and write-locked, not in i_mmap
+ *
+ * __mmap_region() calls this instead of vma_link_file().  The VMA has no
+ * page table entry yet, and gets one only by a fault after mmap_lock is
+ * released, so any walker that can meet one synchronizes the insert into
+ * the tree first.  A process that maps and unmaps a file on one CPU then
+ * never takes i_mmap_rwsem (local absorption at the unmap).
+ * Context: task context, mmap_lock held for write; does not sleep.
+ * Return: true if the insert was logged (the caller is done); false if
+ * the caller must link @vma itself with vma_link_file().
+ */
+static inline bool rmap_oplog_mmap_insert(struct vm_area_struct *vma)
+{
+	return static_branch_unlikely(&rmap_oplog_key) && vma->vm_file &&
+	       __rmap_oplog_mmap_insert(vma);
+}
+
+/**
+ * rmap_oplog_lock_vmas() - lock i_mmap for changing VMAs already in it
+ * @mapping: the address space that every VMA of @vmas maps
+ * @vmas: the VMAs that the caller takes out of the tree, resizes and puts
+ *	back, or removes; NULL entries are skipped
+ * @count: the number of entries in @vmas
+ *
+ * For vma_prepare() (split, merge, expand, shrink): takes i_mmap_rwsem
+ * for write and puts each VMA of @vmas whose insert is still logged into
+ * the tree.  One still in this CPU's log is taken out of it there (local
+ * absorption of the logged insert: no other CPU's line is touched); for
+ * the others every CPU's log is applied with the logs left attached
+ * (oplog_synchronize_all_locked()).  No other logged insert is put into
+ * the tree: the caller reads nothing else there, so an exec's ld.so,
+ * which splits the VMAs of the libraries it maps, leaves every other
+ * CPU's logs of libc in place.
+ * Context: task context; sleeps.  Unlock with i_mmap_unlock_write().
+ */
+static inline void rmap_oplog_lock_vmas(struct address_space *mapping,
+					struct vm_area_struct **vmas,
+					int count)
+{
+	if (static_branch_unlikely(&rmap_oplog_logged_key))
+		__rmap_oplog_lock_vmas(mapping, vmas, count);
+	else
+		i_mmap_lock_write(mapping);
 }
 
 /**
@@ -161,6 +211,18 @@ static inline void rmap_oplog_vma_init(struct vm_area_struct *vma)
 #else
 static inline void rmap_oplog_vma_init(struct vm_area_struct *vma)
 {
+}
+
+static inline bool rmap_oplog_mmap_insert(struct vm_area_struct *vma)
+{
+	return false;
+}
+
+static inline void rmap_oplog_lock_vmas(struct address_space *mapping,
+					struct vm_area_struct **vmas,
+					int count)
+{
+	i_mmap_lock_write(mapping);
 }
 
 static inline void rmap_oplog_lock_insert(struct address_space *mapping,

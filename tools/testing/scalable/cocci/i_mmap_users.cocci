@@ -2,12 +2,13 @@
 /// Every user of a file's reverse map: accesses to the i_mmap tree and to
 /// i_mmap_rwsem of struct address_space (the only structure with fields of
 /// these names), and the calls that make such a user see a complete tree.
-/// With CONFIG_RMAP_OPLOG, fork logs the insert of a child's file VMA per
+/// With CONFIG_RMAP_OPLOG, fork and mmap() log the insert of a file VMA per
 /// CPU (mm/oplog_rmap.c); the tree holds it only after a synchronize,
 /// which the i_mmap_lock_*() and i_mmap_trylock_*() helpers do.  A user
 /// must take the lock through a helper (or rmap_oplog_sync(),
-/// rmap_oplog_sync_read(), rmap_oplog_lock_unlink() or
-/// rmap_oplog_lock_insert()), or assert that its caller did
+/// rmap_oplog_sync_read(), rmap_oplog_lock_unlink(),
+/// rmap_oplog_lock_insert() or rmap_oplog_lock_vmas()), or assert that its
+/// caller did
 /// (i_mmap_assert_locked(), i_mmap_assert_write_locked(),
 /// lockdep_assert_held()).  tools/testing/scalable/scalable.py (make check)
 /// runs this on the assembled tree and fails on a function that uses the
@@ -65,6 +66,8 @@ rmap_oplog_sync_read@p(...)
 rmap_oplog_lock_unlink@p(...)
 |
 rmap_oplog_lock_insert@p(...)
+|
+rmap_oplog_lock_vmas@p(...)
 |
 i_mmap_assert_locked@p(...)
 |

@@ -35,6 +35,14 @@
  *     exits.  Reclaim unmaps a file page through the reverse map
  *     (try_to_unmap()): the page must leave the child's page table
  *     (/proc/self/pagemap), and read back its contents when touched.
+ *  7. mmap: children on every CPU map the file themselves (mmap() logs the
+ *     insert of the new VMA: logged_mmap grows), split and merge it back
+ *     with mprotect() (vma_prepare() must put the logged VMA into the tree
+ *     first: prepared_local/prepared_global grow), map and unmap it
+ *     MMAP_ROUNDS times (each insert cancelled at its munmap), and map it
+ *     once more, left logged; then the file is truncated to zero under
+ *     them, and every page of both mappings of every child must give
+ *     SIGBUS.
  *
  * The debug boot runs these under lockdep and KASAN; a lost or doubled
  * insert also shows as a splat (a VMA freed while in the tree).
@@ -70,6 +78,8 @@
  * child maps a sibling's page and each page is mapped once.
  */
 #define RECLAIM_STRIDE	64
+#define MMAP_PAGES	4
+#define MMAP_ROUNDS	16
 
 static char root[64];
 static long page_size;
@@ -710,12 +720,108 @@ static void test_reclaim(void)
 	ksft_test_result(!bad, "reclaim\n");
 }
 
+/* In a child: map, split, merge and check the file; unmap-map rounds. */
+static int mmap_child(int fd, struct gate *g)
+{
+	char *map, *map2, *p;
+	int i;
+
+	for (i = 0; i < MMAP_ROUNDS; i++) {
+		map = mmap(NULL, page_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (map == MAP_FAILED || probe(map) != 'a' ||
+		    munmap(map, page_size))
+			return 2;
+	}
+	map = mmap(NULL, MMAP_PAGES * page_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED)
+		return 2;
+	/* Three VMAs, then one again: a split and a merge of a logged VMA. */
+	if (mprotect(map + page_size, page_size, PROT_NONE) ||
+	    mprotect(map + page_size, page_size, PROT_READ))
+		return 2;
+	/* A second mapping, its insert left logged, not split. */
+	map2 = mmap(NULL, MMAP_PAGES * page_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map2 == MAP_FAILED)
+		return 2;
+	for (i = 0; i < 2 * MMAP_PAGES; i++) {
+		p = i < MMAP_PAGES ? map + i * page_size :
+		    map2 + (i - MMAP_PAGES) * page_size;
+		if (probe(p) != 'a' + i % MMAP_PAGES) {
+			printf("# child: page %d reads %d before\n", i, probe(p));
+			return 3;
+		}
+	}
+	if (gate_wait(g))
+		return 2;
+	for (i = 0; i < 2 * MMAP_PAGES; i++) {
+		p = i < MMAP_PAGES ? map + i * page_size :
+		    map2 + (i - MMAP_PAGES) * page_size;
+		if (probe(p) != -1) {
+			printf("# child: page %d of %s still mapped after the truncate\n",
+			       i % MMAP_PAGES, i < MMAP_PAGES ? "the split mapping" :
+			       "the logged mapping");
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* 7. Inserts logged by mmap(), split, merged, absorbed and truncated. */
+static void test_mmap(void)
+{
+	long mmap0, prep0, abs0, mmap1, prep1, abs1;
+	pid_t pids[NR_CHILDREN] = { };
+	char path[128];
+	struct gate g;
+	int fd, i, bad;
+
+	fd = make_file("mmap", MMAP_PAGES, path, sizeof(path));
+	if (fd < 0 || gate_open(&g)) {
+		ksft_test_result_fail("mmap: setup: %s\n", strerror(errno));
+		return;
+	}
+	mmap0 = stat_of("logged_mmap");
+	prep0 = stat_of("prepared_local") + stat_of("prepared_global");
+	abs0 = stat_of("absorbed_local") + stat_of("absorbed_global");
+	for (i = 0; i < NR_CHILDREN; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0)
+			_exit(pin(i) ? 2 : mmap_child(fd, &g));
+	}
+	bad = gate_gather(&g, NR_CHILDREN) ? NR_CHILDREN : 0;
+	mmap1 = stat_of("logged_mmap");
+	prep1 = stat_of("prepared_local") + stat_of("prepared_global");
+	abs1 = stat_of("absorbed_local") + stat_of("absorbed_global");
+	if (ftruncate(fd, 0))
+		bad++;
+	gate_release(&g, NR_CHILDREN);
+	bad += wait_children(pids, NR_CHILDREN);
+	ksft_print_msg("mmap: %ld inserts logged by mmap(), %ld put in by splits, %ld absorbed\n",
+		       mmap1 - mmap0, prep1 - prep0, abs1 - abs0);
+	/* Nothing else maps the file: each child's own ops are counted. */
+	if (mmap1 - mmap0 < NR_CHILDREN * (MMAP_ROUNDS + 2)) {
+		ksft_print_msg("mmap: mmap() logged too few inserts\n");
+		bad++;
+	}
+	if (prep1 - prep0 < NR_CHILDREN) {
+		ksft_print_msg("mmap: splits put too few logged VMAs in\n");
+		bad++;
+	}
+	if (abs1 - abs0 < NR_CHILDREN * MMAP_ROUNDS) {
+		ksft_print_msg("mmap: munmap() absorbed too few inserts\n");
+		bad++;
+	}
+	close(fd);
+	gate_close(&g);
+	ksft_test_result(!bad, "mmap\n");
+}
+
 int main(void)
 {
 	long saved;
 
 	ksft_print_header();
-	ksft_set_plan(6);
+	ksft_set_plan(7);
 	if (getuid())
 		ksft_exit_skip("needs root\n");
 	if (sysfs_read_long(SWITCH, &saved))
@@ -738,6 +844,7 @@ int main(void)
 	test_mremap();
 	test_migrate();
 	test_reclaim();
+	test_mmap();
 
 	umount2(root, MNT_DETACH);
 	rmdir(root);
