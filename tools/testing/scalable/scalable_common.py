@@ -25,8 +25,8 @@ PATCHES = os.path.join(TOP, 'patches')
 
 FLAVOURS = ('release', 'debug', 'kcsan')
 BENCHMARKS = ('stat_bench', 'open_bench', 'create_bench', 'fork_bench', 'fork_truncate',
-	      'inotify_bench', 'ast_bench', 'qdo_latency', 'counter_bench', 'oplog_list',
-	      'cacheline_bench')
+	      'mmap_bench', 'inotify_bench', 'ast_bench', 'qdo_latency', 'counter_bench',
+	      'oplog_list', 'cacheline_bench')
 # The series' own kselftests, then the upstream 6.12 targets that exercise
 # path lookup and the dcache (rename, unlink, rmdir, umount, d_invalidate,
 # symlinks and magic links, O_TMPFILE) and that run in the busybox guest;
