@@ -35,14 +35,14 @@
  *     exits.  Reclaim unmaps a file page through the reverse map
  *     (try_to_unmap()): the page must leave the child's page table
  *     (/proc/self/pagemap), and read back its contents when touched.
- *  7. mmap: children on every CPU map the file themselves (mmap() logs the
- *     insert of the new VMA: logged_mmap grows), split and merge it back
- *     with mprotect() (vma_prepare() must put the logged VMA into the tree
- *     first: prepared_local/prepared_global grow), map and unmap it
- *     MMAP_ROUNDS times (each insert cancelled at its munmap), and map it
- *     once more, left logged; then the file is truncated to zero under
- *     them, and every page of both mappings of every child must give
- *     SIGBUS.
+ *  7. mmap: children on every CPU, one at a time, map the file themselves
+ *     (mmap() logs the insert of the new VMA: logged_mmap grows), split
+ *     and merge it back with mprotect() (vma_prepare() must put the logged
+ *     VMA into the tree first: prepared_local/prepared_global grow), map
+ *     and unmap it MMAP_ROUNDS times (each insert cancelled at its
+ *     munmap), and map it once more, left logged; then the file is
+ *     truncated to zero under them, and every page of both mappings of
+ *     every child must give SIGBUS.
  *
  * The debug boot runs these under lockdep and KASAN; a lost or doubled
  * insert also shows as a splat (a VMA freed while in the tree).
@@ -720,43 +720,67 @@ static void test_reclaim(void)
 	ksft_test_result(!bad, "reclaim\n");
 }
 
-/* In a child: map, split, merge and check the file; unmap-map rounds. */
-static int mmap_child(int fd, struct gate *g)
+/* The page of @map or @map2 (MMAP_PAGES each) numbered @i of both. */
+static char *mmap_page(char *map, char *map2, int i)
 {
-	char *map, *map2, *p;
+	return i < MMAP_PAGES ? map + i * page_size :
+	       map2 + (i - MMAP_PAGES) * page_size;
+}
+
+/*
+ * In a child, on its turn: map and unmap the file MMAP_ROUNDS times, map
+ * it and split and merge the mapping, map it again, and check both.  0,
+ * or the child's exit status.
+ */
+static int mmap_setup(int fd, char **map, char **map2)
+{
+	char *p;
 	int i;
 
 	for (i = 0; i < MMAP_ROUNDS; i++) {
-		map = mmap(NULL, page_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (map == MAP_FAILED || probe(map) != 'a' ||
-		    munmap(map, page_size))
+		p = mmap(NULL, page_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED || probe(p) != 'a' || munmap(p, page_size))
 			return 2;
 	}
-	map = mmap(NULL, MMAP_PAGES * page_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (map == MAP_FAILED)
+	*map = mmap(NULL, MMAP_PAGES * page_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (*map == MAP_FAILED)
 		return 2;
 	/* Three VMAs, then one again: a split and a merge of a logged VMA. */
-	if (mprotect(map + page_size, page_size, PROT_NONE) ||
-	    mprotect(map + page_size, page_size, PROT_READ))
+	if (mprotect(*map + page_size, page_size, PROT_NONE) ||
+	    mprotect(*map + page_size, page_size, PROT_READ))
 		return 2;
 	/* A second mapping, its insert left logged, not split. */
-	map2 = mmap(NULL, MMAP_PAGES * page_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (map2 == MAP_FAILED)
+	*map2 = mmap(NULL, MMAP_PAGES * page_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (*map2 == MAP_FAILED)
 		return 2;
 	for (i = 0; i < 2 * MMAP_PAGES; i++) {
-		p = i < MMAP_PAGES ? map + i * page_size :
-		    map2 + (i - MMAP_PAGES) * page_size;
+		p = mmap_page(*map, *map2, i);
 		if (probe(p) != 'a' + i % MMAP_PAGES) {
 			printf("# child: page %d reads %d before\n", i, probe(p));
 			return 3;
 		}
 	}
+	return 0;
+}
+
+/*
+ * In a child: mmap_setup() on its turn, then ready (whatever happened, so
+ * that the parent never waits for it in vain), and after the truncate no
+ * page of either mapping may be readable.
+ */
+static int mmap_child(int fd, struct gate *turn, struct gate *g)
+{
+	char *map = NULL, *map2 = NULL;
+	int i, ret;
+	char c;
+
+	ret = read(turn->go[0], &c, 1) == 1 ? mmap_setup(fd, &map, &map2) : 2;
 	if (gate_wait(g))
 		return 2;
+	if (ret)
+		return ret;
 	for (i = 0; i < 2 * MMAP_PAGES; i++) {
-		p = i < MMAP_PAGES ? map + i * page_size :
-		    map2 + (i - MMAP_PAGES) * page_size;
-		if (probe(p) != -1) {
+		if (probe(mmap_page(map, map2, i)) != -1) {
 			printf("# child: page %d of %s still mapped after the truncate\n",
 			       i % MMAP_PAGES, i < MMAP_PAGES ? "the split mapping" :
 			       "the logged mapping");
@@ -771,31 +795,47 @@ static void test_mmap(void)
 {
 	long mmap0, prep0, abs0, mmap1, prep1, abs1;
 	pid_t pids[NR_CHILDREN] = { };
+	struct gate g, turn;
+	int fd, i, n, bad = 0;
 	char path[128];
-	struct gate g;
-	int fd, i, bad;
 
 	fd = make_file("mmap", MMAP_PAGES, path, sizeof(path));
-	if (fd < 0 || gate_open(&g)) {
+	if (fd < 0 || gate_open(&g) || gate_open(&turn)) {
 		ksft_test_result_fail("mmap: setup: %s\n", strerror(errno));
 		return;
 	}
 	mmap0 = stat_of("logged_mmap");
 	prep0 = stat_of("prepared_local") + stat_of("prepared_global");
 	abs0 = stat_of("absorbed_local") + stat_of("absorbed_global");
-	for (i = 0; i < NR_CHILDREN; i++) {
-		pids[i] = fork();
-		if (pids[i] == 0)
-			_exit(pin(i) ? 2 : mmap_child(fd, &g));
+	for (n = 0; n < NR_CHILDREN; n++) {
+		pids[n] = fork();
+		if (pids[n] < 0) {
+			ksft_print_msg("mmap: fork: %s\n", strerror(errno));
+			bad++;
+			break;
+		}
+		if (pids[n] == 0)
+			_exit(pin(n) ? 2 : mmap_child(fd, &turn, &g));
 	}
-	bad = gate_gather(&g, NR_CHILDREN) ? NR_CHILDREN : 0;
+	/*
+	 * One child at a time, so that none holds i_mmap_rwsem (a split)
+	 * while another attaches a log: ->attach would refuse, and that
+	 * mmap() would take the stock path and not be counted.
+	 */
+	for (i = 0; i < n && !bad; i++) {
+		gate_release(&turn, 1);
+		if (gate_gather(&g, 1))
+			bad = NR_CHILDREN;
+	}
+	/* After a failure, let the others through too. */
+	gate_release(&turn, n - i);
 	mmap1 = stat_of("logged_mmap");
 	prep1 = stat_of("prepared_local") + stat_of("prepared_global");
 	abs1 = stat_of("absorbed_local") + stat_of("absorbed_global");
 	if (ftruncate(fd, 0))
 		bad++;
-	gate_release(&g, NR_CHILDREN);
-	bad += wait_children(pids, NR_CHILDREN);
+	gate_release(&g, n);
+	bad += wait_children(pids, n);
 	ksft_print_msg("mmap: %ld inserts logged by mmap(), %ld put in by splits, %ld absorbed\n",
 		       mmap1 - mmap0, prep1 - prep0, abs1 - abs0);
 	/* Nothing else maps the file: each child's own ops are counted. */
@@ -813,6 +853,7 @@ static void test_mmap(void)
 	}
 	close(fd);
 	gate_close(&g);
+	gate_close(&turn);
 	ksft_test_result(!bad, "mmap\n");
 }
 
