@@ -47,6 +47,7 @@
 
 #define BENCH_READY_TIMEOUT_MS	30000
 #define BENCH_EXIT_TIMEOUT_MS	60000
+#define BENCH_FIRST_OP_TIMEOUT_MS	60000
 #define BENCH_POLL_NS		20000000ULL
 #define BENCH_MARKER		".scalable-bench"
 #define BENCH_SETTINGS_TIMEOUT	900
@@ -1446,6 +1447,39 @@ static int watch_until(struct bench_run *r, __u64 deadline)
 	}
 }
 
+/* Has any worker of @r published an operation counted in MEASURE? */
+static bool any_op_counted(struct bench_run *r)
+{
+	int i;
+
+	for (i = 0; i < r->nr; i++)
+		/* Pairs with the store of the first count in worker_main(). */
+		if (__atomic_load_n(&bench_slot(ctl, i)->ops, __ATOMIC_RELAXED))
+			return true;
+	return false;
+}
+
+/*
+ * Keep MEASURE open past -m until a worker has counted an operation, for
+ * at most BENCH_FIRST_OP_TIMEOUT_MS more.  A window shorter than one
+ * operation (a fork under a debug kernel in TCG can outlast a checking
+ * run's 200 ms) counts none and has no rate.  Called once the -m window
+ * has passed, so a normal run reads each slot once.
+ */
+static int watch_first_op(struct bench_run *r, __u64 t0, bool *extended)
+{
+	__u64 deadline = t0 + (bench_cfg.measure_ms +
+			       BENCH_FIRST_OP_TIMEOUT_MS) * 1000000ULL;
+
+	*extended = false;
+	while (!any_op_counted(r) && bench_now_ns() < deadline) {
+		*extended = true;
+		if (watch_until(r, bench_now_ns() + BENCH_POLL_NS))
+			return -1;
+	}
+	return 0;
+}
+
 static void set_phase(__u32 phase)
 {
 	__atomic_store_n(&ctl->phase, phase, __ATOMIC_RELEASE);
@@ -1499,7 +1533,7 @@ static int run_once(int mode, int cpus, struct run_result *res)
 	struct bench_slot *s;
 	pid_t parent = getpid();
 	int i, k, ret = -1;
-	bool ready, traced = false;
+	bool ready, extended, traced = false;
 
 	r.nr = nr_workers_for(mode, cpus);
 	r.pid = calloc(r.nr, sizeof(*r.pid));
@@ -1573,10 +1607,15 @@ static int run_once(int mode, int cpus, struct run_result *res)
 	traced = true;
 	set_phase(BENCH_PHASE_MEASURE);
 	t0 = bench_now_ns();
-	if (watch_until(&r, t0 + bench_cfg.measure_ms * 1000000ULL))
+	if (watch_until(&r, t0 + bench_cfg.measure_ms * 1000000ULL) ||
+	    watch_first_op(&r, t0, &extended))
 		goto out_kill;
 	set_phase(BENCH_PHASE_STOP);
 	t1 = bench_now_ns();
+	if (extended)
+		ksft_print_msg("%s %s cpus=%d: window extended to %.1f ms for an operation\n",
+			       bd->name, modes[mode].name, cpus,
+			       (t1 - t0) / 1e6);
 
 	deadline = t1 + BENCH_EXIT_TIMEOUT_MS * 1000000ULL;
 	while (r.nr_reaped < r.nr) {
@@ -1758,7 +1797,7 @@ static int worker_main(int argc, char **argv)
 	__u64 ops = 0, ops0 = 0, win0[BENCH_NR_WIN] = { 0 };
 	struct bench_worker w = { 0 };
 	struct bench_slot *slot;
-	bool measuring = false;
+	bool measuring = false, published = false;
 	unsigned long long param;
 	__u32 phase;
 	struct stat st;
@@ -1842,6 +1881,12 @@ static int worker_main(int argc, char **argv)
 			goto fail;
 		}
 		ops += ret;
+		if (measuring && !published && ops != ops0) {
+			/* Pairs with any_op_counted(): the run may stop now. */
+			__atomic_store_n(&slot->ops, ops - ops0,
+					 __ATOMIC_RELAXED);
+			published = true;
+		}
 	}
 	if (!measuring) {
 		/* Never saw MEASURE (the parent aborted): nothing counted. */

@@ -81,8 +81,9 @@ struct bench_metric {
  *
  * The slots start on a cache-line boundary of the mapping and each fills
  * exactly one line.  Only the owning worker writes its slot, and only at
- * start-up, at the end and on failure, so the slots never bounce during a
- * measurement.
+ * start-up, at its first operation counted in MEASURE (@ops becomes
+ * non-zero, see run_once()), at the end and on failure, so the slots never
+ * bounce during a measurement.
  */
 struct bench_slot {
 	__u32 state;
