@@ -1452,8 +1452,11 @@ static bool any_op_counted(struct bench_run *r)
 {
 	int i;
 
+	/*
+	 * Each worker writes its @ops once in MEASURE, see worker_main();
+	 * only whether one is non-zero matters, so no ordering is needed.
+	 */
 	for (i = 0; i < r->nr; i++)
-		/* Pairs with the store of the first count in worker_main(). */
 		if (__atomic_load_n(&bench_slot(ctl, i)->ops, __ATOMIC_RELAXED))
 			return true;
 	return false;
@@ -1533,7 +1536,7 @@ static int run_once(int mode, int cpus, struct run_result *res)
 	struct bench_slot *s;
 	pid_t parent = getpid();
 	int i, k, ret = -1;
-	bool ready, extended, traced = false;
+	bool ready, extended = false, traced = false;
 
 	r.nr = nr_workers_for(mode, cpus);
 	r.pid = calloc(r.nr, sizeof(*r.pid));
@@ -1882,7 +1885,7 @@ static int worker_main(int argc, char **argv)
 		}
 		ops += ret;
 		if (measuring && !published && ops != ops0) {
-			/* Pairs with any_op_counted(): the run may stop now. */
+			/* For any_op_counted(): the run may stop now. */
 			__atomic_store_n(&slot->ops, ops - ops0,
 					 __ATOMIC_RELAXED);
 			published = true;
