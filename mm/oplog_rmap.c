@@ -21,11 +21,11 @@
  * Readers.  Every holder of i_mmap_rwsem that reads the tree synchronizes
  * first, inside the i_mmap_lock_*() and i_mmap_trylock_*() helpers of
  * <linux/fs.h>, so that every user of the tree in 6.12 (rmap_walk_file(),
- * truncate and hole punch through unmap_mapping_range(), mremap's
- * take_rmap_locks(), khugepaged, uprobes, memory-failure, page_mkclean,
- * hugetlb, fs/proc and fs/dax) is covered without a change at its call
- * site.  A writer (i_mmap_lock_write()) flushes every CPU's log of the
- * mapping (oplog_flush_locked()) and puts the inserts into the tree.  A
+ * truncate and hole punch through unmap_mapping_range(), khugepaged,
+ * uprobes, memory-failure, page_mkclean, hugetlb, fs/proc and fs/dax) is
+ * covered without a change at its call site.  A writer
+ * (i_mmap_lock_write()) flushes every CPU's log of the mapping
+ * (oplog_flush_locked()) and puts the inserts into the tree.  A
  * reader (i_mmap_lock_read()) checks under the object lock whether
  * anything is logged; if so, it trades its read lock for the write lock,
  * synchronizes and downgrades, since putting VMAs into the tree needs the
@@ -51,8 +51,13 @@
  * i_mmap_rwsem outside the helpers, calls rmap_oplog_sync() itself.
  * mremap()'s copy_vma() moves page table entries to a new VMA without the
  * rmap locks when the new VMA follows the old one in walk order; a logged
- * old VMA would go into the tree after it, so copy_vma() takes the locks
- * for the move then (rmap_oplog_insert_logged()).
+ * old VMA would go into the tree after it, so copy_vma() has the move take
+ * the locks then (rmap_oplog_insert_logged()).  The move reads nothing in
+ * the tree: take_rmap_locks() holds the rwsem only to keep walkers out
+ * and synchronizes nothing (rmap_oplog_lock_move()), so the old VMA's
+ * insert stays logged until the unmap of the old range cancels it, and
+ * whole PMD and PUD moves, which always take the rmap locks, leave every
+ * CPU's log attached too.
  * "make check" runs a coccinelle rule
  * (tools/testing/scalable/cocci/i_mmap_users.cocci) that fails on a
  * function using ->i_mmap or ->i_mmap_rwsem with neither a helper nor a
@@ -169,13 +174,14 @@ enum rmap_oplog_stat {
 	RMAP_OPLOG_LOGGED_MMAP,		/* ... of "logged": by mmap() */
 	RMAP_OPLOG_PREPARED_LOCAL,	/* vma_prepare(): from this CPU's log */
 	RMAP_OPLOG_PREPARED_GLOBAL,	/* ... applied from any CPU's log */
+	RMAP_OPLOG_MOVED_LOGGED,	/* mremap: rmap locks for a logged VMA */
 	RMAP_OPLOG_NR_STATS,
 };
 
 static const char * const rmap_oplog_stat_names[RMAP_OPLOG_NR_STATS] = {
 	"logged", "refused", "absorbed_local", "absorbed_global", "applied",
 	"syncs", "read_upgrades", "logged_mmap", "prepared_local",
-	"prepared_global",
+	"prepared_global", "moved_logged",
 };
 
 static DEFINE_PER_CPU(unsigned long [RMAP_OPLOG_NR_STATS], rmap_oplog_stats);
@@ -644,6 +650,22 @@ void __rmap_oplog_lock_vmas(struct address_space *mapping,
 	rmap_oplog_apply(mapping, &batch);
 	rmap_oplog_count(RMAP_OPLOG_PREPARED_LOCAL, local);
 	rmap_oplog_count(RMAP_OPLOG_PREPARED_GLOBAL, global);
+}
+
+/**
+ * __rmap_oplog_lock_move() - see rmap_oplog_lock_move()
+ * @vma: the file VMA whose page table entries are moved
+ *
+ * Counts the moves of a VMA whose insert is logged ("moved_logged"): the
+ * ones copy_vma() takes the rmap locks for, which no test could tell
+ * from a lockless move otherwise.
+ * Context: see rmap_oplog_lock_move().
+ */
+void __rmap_oplog_lock_move(struct vm_area_struct *vma)
+{
+	down_write(&vma->vm_file->f_mapping->i_mmap_rwsem);
+	if (rmap_oplog_logged(vma))
+		rmap_oplog_count(RMAP_OPLOG_MOVED_LOGGED, 1);
 }
 
 static int __init rmap_oplog_setup(char *str)

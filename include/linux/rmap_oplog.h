@@ -28,6 +28,7 @@ bool __rmap_oplog_insert_logged(struct vm_area_struct *vma);
 bool __rmap_oplog_mmap_insert(struct vm_area_struct *vma);
 void __rmap_oplog_lock_vmas(struct address_space *mapping,
 			    struct vm_area_struct **vmas, int count);
+void __rmap_oplog_lock_move(struct vm_area_struct *vma);
 int rmap_oplog_switch(bool on);
 #if IS_ENABLED(CONFIG_KUNIT)
 /* Internals, for mm/oplog_rmap_test.c only. */
@@ -101,6 +102,30 @@ static inline void rmap_oplog_lock_vmas(struct address_space *mapping,
 		__rmap_oplog_lock_vmas(mapping, vmas, count);
 	else
 		i_mmap_lock_write(mapping);
+}
+
+/**
+ * rmap_oplog_lock_move() - lock i_mmap to keep walkers out of a page table move
+ * @vma: the file VMA whose page table entries mremap() moves
+ *
+ * For take_rmap_locks().  The move reads and changes nothing in the tree;
+ * it needs only that no rmap walker runs while entries travel between
+ * @vma and the new VMA (copy_vma() asks for the rmap locks when @vma's
+ * insert is still logged, and whole PMD and PUD moves always do).  Takes
+ * i_mmap_rwsem for write and synchronizes nothing: a logged insert of
+ * @vma stays logged, to be cancelled when the old range is unmapped, and
+ * every CPU's log of the file stays attached.  A walker waits for the
+ * rwsem and then synchronizes everything itself; while it is held, no
+ * CPU attaches a new log.
+ * Context: task context, @vma's mm's mmap_lock held for write; sleeps.
+ * Unlock with i_mmap_unlock_write().
+ */
+static inline void rmap_oplog_lock_move(struct vm_area_struct *vma)
+{
+	if (static_branch_unlikely(&rmap_oplog_logged_key))
+		__rmap_oplog_lock_move(vma);
+	else
+		i_mmap_lock_write(vma->vm_file->f_mapping);
 }
 
 /**
@@ -229,6 +254,11 @@ static inline void rmap_oplog_lock_insert(struct address_space *mapping,
 					  struct vm_area_struct *parent)
 {
 	i_mmap_lock_write(mapping);
+}
+
+static inline void rmap_oplog_lock_move(struct vm_area_struct *vma)
+{
+	i_mmap_lock_write(vma->vm_file->f_mapping);
 }
 
 static inline bool rmap_oplog_insert_logged(struct vm_area_struct *vma)

@@ -43,6 +43,16 @@
  *     munmap), and map it once more, left logged; then the file is
  *     truncated to zero under them, and every page of both mappings of
  *     every child must give SIGBUS.
+ *  8. move: a sibling on every other CPU maps the file (its insert logged
+ *     there); then a child on CPU 0 maps it, faults its page in and moves
+ *     the whole VMA with mremap().  copy_vma() links the new VMA into the
+ *     tree ahead of the logged source, so the page table move must take
+ *     the rmap locks (moved_logged grows), which only keep walkers out
+ *     (take_rmap_locks()): nothing is synchronized, so the source's
+ *     insert is cancelled in CPU 0's log when the old range is unmapped,
+ *     and each sibling still finds its insert in its own log at munmap()
+ *     (absorbed_local grows by one per sibling, plus one).  Then the file
+ *     is truncated and the moved page must give SIGBUS.
  *
  * The debug boot runs these under lockdep and KASAN; a lost or doubled
  * insert also shows as a splat (a VMA freed while in the tree).
@@ -53,6 +63,7 @@
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -857,12 +868,143 @@ static void test_mmap(void)
 	ksft_test_result(!bad, "mmap\n");
 }
 
+/*
+ * 8., in a sibling pinned to @cpu: map the file (the insert is logged on
+ * this CPU), say so; when let go, unmap it (a local absorption if the
+ * log is still attached) and say so; exit when let go again, after the
+ * parent has counted.  Always answers both gates, so that the parent
+ * never waits for it in vain.
+ */
+static int move_sibling(int fd, int cpu, struct gate *sib, struct gate *done)
+{
+	char *p = MAP_FAILED;
+	int ret = 2;
+
+	if (!pin(cpu))
+		p = mmap(NULL, page_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (gate_wait(sib))
+		return 2;
+	if (p != MAP_FAILED && !munmap(p, page_size))
+		ret = 0;
+	if (gate_wait(done))
+		return 2;
+	return ret;
+}
+
+/*
+ * 8., in the mover, on CPU 0: map the file, fault its page in, move the
+ * whole VMA between two PROT_NONE pages (no merge), say so, and after the
+ * truncate the moved page must be gone.
+ */
+static int move_child(int fd, struct gate *g)
+{
+	char *to, *p, *moved = MAP_FAILED;
+	int ret = 0;
+
+	if (pin(0))
+		ret = 2;
+	to = mmap(NULL, 3 * page_size, PROT_NONE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = mmap(NULL, page_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (ret || to == MAP_FAILED || p == MAP_FAILED || probe(p) != 'a')
+		ret = 2;
+	else
+		moved = mremap(p, page_size, page_size,
+			       MREMAP_MAYMOVE | MREMAP_FIXED, to + page_size);
+	if (!ret && (moved == MAP_FAILED || probe(moved) != 'a')) {
+		printf("# mover: mremap: %s\n",
+		       moved == MAP_FAILED ? strerror(errno) : "wrong contents");
+		ret = 3;
+	}
+	if (gate_wait(g))
+		return 2;
+	if (ret)
+		return ret;
+	if (probe(moved) != -1) {
+		printf("# mover: moved page still mapped after the truncate\n");
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * 8. mremap() of a whole logged VMA takes the rmap locks and synchronizes
+ * nothing.  The counters are system-wide: in a quiet guest only this test
+ * moves them; elsewhere other exits can only add to them.
+ */
+static void test_move(void)
+{
+	long moved0, moved1, abs0, abs1;
+	pid_t pids[NR_CHILDREN] = { };
+	struct gate sib, done, mov;
+	int fd, i, nsib, bad = 0;
+	char path[128];
+
+	nsib = ncpu - 1 < NR_CHILDREN - 1 ? ncpu - 1 : NR_CHILDREN - 1;
+	fd = make_file("move", 1, path, sizeof(path));
+	if (fd < 0 || gate_open(&sib) || gate_open(&done) || gate_open(&mov)) {
+		ksft_test_result_fail("move: setup: %s\n", strerror(errno));
+		return;
+	}
+	for (i = 1; i <= nsib; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0) {
+			ksft_print_msg("move: fork: %s\n", strerror(errno));
+			nsib = i - 1;
+			bad++;
+			break;
+		}
+		if (pids[i] == 0)
+			_exit(move_sibling(fd, i, &sib, &done));
+	}
+	if (gate_gather(&sib, nsib))
+		bad = NR_CHILDREN;
+	moved0 = stat_of("moved_logged");
+	abs0 = stat_of("absorbed_local");
+	pids[0] = fork();
+	if (pids[0] == 0)
+		_exit(move_child(fd, &mov));
+	if (pids[0] < 0 || gate_gather(&mov, 1))
+		bad = NR_CHILDREN;
+	moved1 = stat_of("moved_logged");
+	/* The siblings unmap; they exit only after the count. */
+	gate_release(&sib, nsib);
+	if (gate_gather(&done, nsib))
+		bad = NR_CHILDREN;
+	abs1 = stat_of("absorbed_local");
+	gate_release(&done, nsib);
+	if (ftruncate(fd, 0))
+		bad++;
+	if (pids[0] > 0)
+		gate_release(&mov, 1);
+	bad += wait_children(pids, nsib + 1);
+	ksft_print_msg("move: %ld page table moves of a logged VMA under the rmap locks\n",
+		       moved1 - moved0);
+	ksft_print_msg("move: %ld inserts absorbed locally, of %d siblings' and the mover's\n",
+		       abs1 - abs0, nsib);
+	if (!nsib)
+		ksft_print_msg("move: one CPU: no other CPU's log to leave attached\n");
+	if (moved1 - moved0 < 1) {
+		ksft_print_msg("move: the logged VMA moved without the rmap locks\n");
+		bad++;
+	}
+	if (abs1 - abs0 < nsib + 1) {
+		ksft_print_msg("move: the move synchronized logged inserts\n");
+		bad++;
+	}
+	close(fd);
+	gate_close(&sib);
+	gate_close(&done);
+	gate_close(&mov);
+	ksft_test_result(!bad, "move\n");
+}
+
 int main(void)
 {
 	long saved;
 
 	ksft_print_header();
-	ksft_set_plan(7);
+	ksft_set_plan(8);
 	if (getuid())
 		ksft_exit_skip("needs root\n");
 	if (sysfs_read_long(SWITCH, &saved))
@@ -886,6 +1028,7 @@ int main(void)
 	test_migrate();
 	test_reclaim();
 	test_mmap();
+	test_move();
 
 	umount2(root, MNT_DETACH);
 	rmdir(root);
