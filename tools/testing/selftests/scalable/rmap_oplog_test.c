@@ -775,17 +775,20 @@ static int mmap_setup(int fd, char **map, char **map2)
 }
 
 /*
- * In a child: mmap_setup() on its turn, then ready (whatever happened, so
- * that the parent never waits for it in vain), and after the truncate no
- * page of either mapping may be readable.
+ * In a child: mmap_setup() on its turn if it could be @pinned to its CPU,
+ * then ready (whatever happened, so that the parent never waits for it in
+ * vain), and after the truncate no page of either mapping may be readable.
  */
-static int mmap_child(int fd, struct gate *turn, struct gate *g)
+static int mmap_child(int fd, bool pinned, struct gate *turn, struct gate *g)
 {
 	char *map = NULL, *map2 = NULL;
 	int i, ret;
 	char c;
 
-	ret = read(turn->go[0], &c, 1) == 1 ? mmap_setup(fd, &map, &map2) : 2;
+	if (read(turn->go[0], &c, 1) != 1 || !pinned)
+		ret = 2;
+	else
+		ret = mmap_setup(fd, &map, &map2);
 	if (gate_wait(g))
 		return 2;
 	if (ret)
@@ -826,7 +829,7 @@ static void test_mmap(void)
 			break;
 		}
 		if (pids[n] == 0)
-			_exit(pin(n) ? 2 : mmap_child(fd, &turn, &g));
+			_exit(mmap_child(fd, !pin(n), &turn, &g));
 	}
 	/*
 	 * One child at a time, so that none holds i_mmap_rwsem (a split)
