@@ -3,10 +3,11 @@
  * KUnit tests for the file reverse map on OpLog (mm/oplog_rmap.c): logged
  * inserts of VMAs into a private address space's i_mmap tree, absorbed on
  * the logging CPU and at another CPU's unlink, put into the tree by every
- * taker of i_mmap_rwsem (readers upgrade), refused while the rwsem is
- * held, spilled by an eviction or a dead CPU, and flushed when the address
- * space dies.  The VMAs are bare structures in no mm: only the fields the
- * interval tree reads are set.
+ * taker of i_mmap_rwsem (readers upgrade; a trylock reader gives up if
+ * the upgrade is contended), refused while the rwsem is held, spilled by
+ * an eviction or a dead CPU, and flushed when the address space dies.
+ * The VMAs are bare structures in no mm: only the fields the interval
+ * tree reads are set.
  */
 
 #include <kunit/test.h>
@@ -233,6 +234,42 @@ static void rmap_oplog_test_reader(struct kunit *test)
 
 	KUNIT_EXPECT_EQ(test, i_mmap_trylock_read(t->mapping), 1);
 	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 3);
+	i_mmap_unlock_read(t->mapping);
+	rt_done(test, t);
+}
+
+/*
+ * A trylock reader (folio_referenced(), which reclaim must not make wait)
+ * finds an insert logged but cannot take the write lock to put it in:
+ * another reader that found it logged too (the test itself stands for
+ * it) still holds the read lock on its way to the upgrade.  The trylock
+ * fails as if the rwsem had been contended from the start: no lock left
+ * held, nothing applied, the insert still logged.  With the other reader
+ * gone, the next trylock reader puts it in.
+ */
+static void rmap_oplog_test_trylock_busy(struct kunit *test)
+{
+	struct rt_ctx *t = rt_new(test);
+	struct rw_semaphore *sem = &t->mapping->i_mmap_rwsem;
+	int locked;
+
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[0]));
+	down_read(sem);
+	/* The helper's own down_read_trylock() succeeds: only the upgrade fails. */
+	KUNIT_ASSERT_TRUE(test, down_read_trylock(sem));
+	up_read(sem);
+	locked = i_mmap_trylock_read(t->mapping);
+	KUNIT_EXPECT_EQ(test, locked, 0);
+	if (locked)
+		i_mmap_unlock_read(t->mapping);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_insert_logged(t->vmas[0]));
+	KUNIT_EXPECT_TRUE(test, RB_EMPTY_ROOT(&t->mapping->i_mmap.rb_root));
+	up_read(sem);
+	KUNIT_EXPECT_FALSE(test, rwsem_is_locked(sem));
+
+	KUNIT_EXPECT_EQ(test, i_mmap_trylock_read(t->mapping), 1);
+	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[0]));
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_insert_logged(t->vmas[0]));
 	i_mmap_unlock_read(t->mapping);
 	rt_done(test, t);
 }
@@ -534,6 +571,7 @@ static struct kunit_case rmap_oplog_test_cases[] = {
 	KUNIT_CASE(rmap_oplog_test_local_absorb),
 	KUNIT_CASE(rmap_oplog_test_global_absorb),
 	KUNIT_CASE(rmap_oplog_test_reader),
+	KUNIT_CASE(rmap_oplog_test_trylock_busy),
 	KUNIT_CASE(rmap_oplog_test_refuse),
 	KUNIT_CASE(rmap_oplog_test_spill),
 	KUNIT_CASE(rmap_oplog_test_split),
