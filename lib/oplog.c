@@ -9,7 +9,11 @@
  * Data structures.  Each registered type owns a clustered object whose
  * per-CPU representative is a log cache: a direct-mapped table of
  * nr_slots slots hashed from the object pointer (thesis section 7).  A slot
- * holds at most one log, and a log belongs to one (object, CPU) pair.
+ * holds at most one log, and a log belongs to one (object, CPU) pair, or
+ * to none: a flush leaves each log it empties in its slot, vacant, and the
+ * owner's next miss on that slot takes it, so that a reader that flushes
+ * often (a truncate of a file that every CPU's forks map) costs no log
+ * allocation and no QDo callback per CPU.
  *
  * Locks, outermost first:
  *   object lock (the type's ->lock)  - held to attach or detach a log of the
@@ -25,10 +29,12 @@
  *
  * The hit path of oplog_queue()/oplog_add() reads this CPU's slot without
  * a lock, with preemption disabled, then takes the log's own lock and checks
- * the log still belongs to the object.  A log that is detached from its slot
- * can therefore still be reached by its owner CPU until that CPU passes a
- * quiescent state, and by no other CPU: retired logs are freed by a QDo
- * callback whose quiescence mask is that one CPU (Tam 2006, section 3.1.3).
+ * the log still belongs to the object.  A log that is taken out of its slot
+ * (an eviction, the shrinker, a dead CPU) can therefore still be reached by
+ * its owner CPU until that CPU passes a quiescent state, and by no other
+ * CPU: retired logs are freed by a QDo callback whose quiescence mask is
+ * that one CPU (Tam 2006, section 3.1.3).  A vacant log stays reachable
+ * and is retagged only by its owner, like an evicted victim's log.
  *
  * Ordering.  Operations are stamped under their log's lock, so each log is
  * sorted.  A synchronize reads the clock once (the cutoff), then takes from
@@ -70,7 +76,7 @@
 static const char * const oplog_stat_names[OPLOG_NR_STATS] = {
 	"queued", "hits", "misses", "evictions", "evict_busy", "full",
 	"direct", "syncs", "flushes", "applied", "absorbed_local",
-	"absorbed_global", "retired", "local_folds",
+	"absorbed_global", "retired", "local_folds", "reused",
 };
 
 static struct kmem_cache *oplog_log_cachep;
@@ -231,10 +237,11 @@ static void oplog_retire(struct oplog_log *log)
 /*
  * Move the operations of @log stamped at or before @cutoff to the tail of
  * @batch (all of them for U64_MAX); add its delta to *@delta.  Logs are
- * sorted, so this is a prefix.  @detach: the log leaves its slot for good,
- * so a counter's delta is marked dead by the same atomic exchange that
- * takes it.  Called with @log->lock held.  Returns true if operations
- * stamped after @cutoff stay in the log.
+ * sorted, so this is a prefix.  @detach: the log leaves its object (it is
+ * retired, or left vacant for its CPU's next miss), so a counter's delta
+ * is marked dead by the same atomic exchange that takes it.  Called with
+ * @log->lock held.  Returns true if operations stamped after @cutoff stay
+ * in the log.
  */
 static bool oplog_take(struct oplog_type *type, struct oplog_log *log,
 		       u64 cutoff, bool detach, struct list_head *batch,
@@ -358,17 +365,29 @@ static void oplog_apply(struct oplog_type *type, struct oplog_obj *obj,
 		oplog_stat(type, OPLOG_STAT_ABSORBED_GLOBAL, absorbed);
 }
 
+/* What oplog_collect() does with the log it empties. */
+enum oplog_detach {
+	OPLOG_DETACH_NONE,	/* stays @obj's log (a synchronize) */
+	OPLOG_DETACH_VACATE,	/* stays in its slot, vacant (a flush) */
+	OPLOG_DETACH_FREE,	/* leaves its slot, to be retired (an eviction) */
+};
+
 /*
- * Take @obj's operations out of @cpu's log (those up to @cutoff), and detach
- * and return the log if @detach.  Sets *@left if operations stamped after
- * @cutoff stay in the log.  Object lock held.
+ * Take @obj's operations out of @cpu's log (those up to @cutoff, or all of
+ * them if it is detached).  A flush leaves the emptied log in its slot
+ * with no object (a vacant log), for @cpu's next miss on that slot to take
+ * without a new allocation or a QDo grace period (oplog_reuse()); only an
+ * eviction, which frees memory, takes it out of the slot.  Returns the log
+ * unless @how is %OPLOG_DETACH_NONE.  Sets *@left if operations stamped
+ * after @cutoff stay in the log.  Object lock held.
  */
 static struct oplog_log *oplog_collect(struct oplog_type *type,
 				       struct oplog_obj *obj, unsigned int cpu,
-				       u64 cutoff, bool detach,
+				       u64 cutoff, enum oplog_detach how,
 				       struct list_head *batch, long *delta,
 				       bool *left)
 {
+	bool detach = how != OPLOG_DETACH_NONE;
 	struct oplog_cache *cache = oplog_cache_of(type, cpu);
 	struct oplog_log *log;
 	unsigned int i;
@@ -388,8 +407,11 @@ static struct oplog_log *oplog_collect(struct oplog_type *type,
 		*left = true;
 	if (detach) {
 		WRITE_ONCE(log->obj, NULL);
-		WRITE_ONCE(cache->slots[i], NULL);
 		WRITE_ONCE(cache->nr_logs, cache->nr_logs - 1);
+		if (how == OPLOG_DETACH_FREE)
+			WRITE_ONCE(cache->slots[i], NULL);
+		else
+			WRITE_ONCE(cache->nr_vacant, cache->nr_vacant + 1);
 	}
 	raw_spin_unlock(&log->lock);
 	raw_spin_unlock(&cache->lock);
@@ -417,12 +439,12 @@ static bool __oplog_sync(struct oplog_type *type, struct oplog_obj *obj,
 		for_each_possible_cpu(cpu) {
 			if (!(cpus & oplog_cpu_bit(cpu)))
 				continue;
-			log = oplog_collect(type, obj, cpu, cutoff, flush,
+			log = oplog_collect(type, obj, cpu, cutoff,
+					    flush ? OPLOG_DETACH_VACATE :
+					    OPLOG_DETACH_NONE,
 					    batch, &delta, &left);
-			if (log) {
-				oplog_retire(log);
+			if (log)
 				detached++;
-			}
 		}
 	}
 	if (flush)
@@ -768,6 +790,28 @@ static void oplog_take_over(struct oplog_type *type, struct oplog_cache *cache,
 	local_inc(&cache->stats[OPLOG_STAT_EVICTIONS]);
 }
 
+/*
+ * Give @obj the vacant log in its slot (emptied and untagged by a flush,
+ * oplog_collect()).  Only this CPU tags its logs and reads them without
+ * its cache lock, and it is not in its hit path now, so the log is reused
+ * at once, like a victim's (oplog_take_over()): no allocation and no QDo
+ * grace period.  A counter's dead mark is cleared.  Called with
+ * @cache->lock held.
+ */
+static void oplog_reuse(struct oplog_type *type, struct oplog_cache *cache,
+			struct oplog_log *log, struct oplog_obj *obj)
+{
+	raw_spin_lock(&log->lock);
+	if (!oplog_has_list(type))
+		atomic_long_set(&log->delta, 0);
+	WRITE_ONCE(log->referenced, false);
+	WRITE_ONCE(log->obj, obj);
+	raw_spin_unlock(&log->lock);
+	WRITE_ONCE(cache->nr_vacant, cache->nr_vacant - 1);
+	WRITE_ONCE(cache->nr_logs, cache->nr_logs + 1);
+	local_inc(&cache->stats[OPLOG_STAT_REUSED]);
+}
+
 /* Initialise @log, this CPU's new log of @obj, and publish it in slot @i. */
 static void oplog_install_new(struct oplog_type *type, struct oplog_cache *cache,
 			      struct oplog_log *log, struct oplog_obj *obj,
@@ -859,6 +903,11 @@ static enum oplog_miss oplog_install(struct oplog_type *type,
 		preempt_enable();
 		return OPLOG_MISS_RACED;
 	}
+	if (log && !log->obj) {
+		oplog_reuse(type, cache, log, obj);
+		oplog_append_first(type, cache, log, obj, cpu, op, delta);
+		return OPLOG_MISS_LOGGED;
+	}
 	if (log) {
 		victim = log->obj;
 		vlock = oplog_lock_of(type, victim);
@@ -892,6 +941,27 @@ direct:
 }
 
 /*
+ * Does a miss on @obj need new log memory?  Only if this CPU's slot for it
+ * is empty: a vacant log there is reused, another object's taken over.  A
+ * hint, read without the cache lock: should the slot empty meanwhile (the
+ * shrinker) or the task move to another CPU, oplog_install() finds no
+ * memory and the operation is applied at once, as when an allocation
+ * fails.
+ */
+static bool oplog_needs_log(struct oplog_type *type, struct oplog_obj *obj)
+{
+	struct oplog_cache *cache;
+	bool empty = true;
+
+	preempt_disable();
+	cache = clustered_rep(&type->caches);
+	if (cache)
+		empty = !READ_ONCE(cache->slots[oplog_slot(type, obj)]);
+	preempt_enable();
+	return empty;
+}
+
+/*
  * The miss path: take the object lock, attach, and install a log with
  * oplog_install(); apply the operation directly when no log can be had
  * (no cache or log memory in this context, a busy victim, a full log).
@@ -911,7 +981,10 @@ static int oplog_slow(struct oplog_type *type, struct oplog_obj *obj,
 		spin_unlock(lock);
 		return -ENOENT;
 	}
-	new = kmem_cache_alloc(oplog_log_cachep, GFP_NOWAIT | __GFP_NOWARN);
+	new = NULL;
+	if (oplog_needs_log(type, obj))
+		new = kmem_cache_alloc(oplog_log_cachep,
+				       GFP_NOWAIT | __GFP_NOWARN);
 	switch (oplog_install(type, obj, op, delta, &new, &absorbed)) {
 	case OPLOG_MISS_LOGGED:
 		break;
@@ -1080,6 +1153,14 @@ static bool oplog_evict_slot(struct oplog_type *type, struct oplog_cache *cache,
 	log = cache->slots[i];
 	if (!log)
 		goto out_unlock;
+	if (!log->obj) {
+		/* Vacant: no object to apply, only memory to give back. */
+		WRITE_ONCE(cache->slots[i], NULL);
+		WRITE_ONCE(cache->nr_vacant, cache->nr_vacant - 1);
+		raw_spin_unlock(&cache->lock);
+		oplog_retire(log);
+		return true;
+	}
 	if (idle_only) {
 		raw_spin_lock(&log->lock);
 		used = READ_ONCE(log->referenced);
@@ -1094,7 +1175,8 @@ static bool oplog_evict_slot(struct oplog_type *type, struct oplog_cache *cache,
 		goto out_unlock;
 	raw_spin_unlock(&cache->lock);
 
-	log = oplog_collect(type, obj, cpu, U64_MAX, true, &batch, &delta, &left);
+	log = oplog_collect(type, obj, cpu, U64_MAX, OPLOG_DETACH_FREE, &batch,
+			    &delta, &left);
 	if (log) {
 		if (oplog_exact_bits())
 			WRITE_ONCE(obj->cpus, obj->cpus & ~oplog_cpu_bit(cpu));
@@ -1145,7 +1227,9 @@ static unsigned long oplog_evict_cpu(struct oplog_type *type, unsigned int cpu,
  *
  * Sums the per-CPU counts of logs in the slots of @type's log caches, at
  * the time of the call: there is no global counter for the hit or miss
- * paths to write.  Logs retired but not yet freed are not counted.
+ * paths to write.  Only logs of an object count: not the vacant ones that
+ * flushes leave in their slots for reuse, nor logs retired but not yet
+ * freed.
  *
  * Context: any; lockless, so only a snapshot while CPUs queue.
  * Return: the number of (object, CPU) logs of @type.
@@ -1164,6 +1248,21 @@ unsigned long oplog_type_nr_logs(struct oplog_type *type)
 	return n;
 }
 EXPORT_SYMBOL_GPL(oplog_type_nr_logs);
+
+/* Vacant logs of @type in every CPU's cache: a snapshot. */
+static unsigned long oplog_type_nr_vacant(struct oplog_type *type)
+{
+	struct oplog_cache *cache;
+	unsigned long n = 0;
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		cache = oplog_cache_of(type, cpu);
+		if (cache)
+			n += READ_ONCE(cache->nr_vacant);
+	}
+	return n;
+}
 
 /**
  * oplog_type_drain() - detach every log of a type
@@ -1297,6 +1396,8 @@ static int oplog_stats_show(struct seq_file *m, void *v)
 	 * each of them (a CPU on its way down may still hold some).
 	 */
 	seq_printf(m, "offline_logs %lu\n", offline_logs);
+	/* Left in their slots by flushes, for the next miss there. */
+	seq_printf(m, "vacant_logs %lu\n", oplog_type_nr_vacant(type));
 	seq_printf(m, "log_bytes %u\ncache_bytes %zu\n",
 		   kmem_cache_size(oplog_log_cachep),
 		   sizeof(*cache) + type->nr_slots * sizeof(*cache->slots));
@@ -1409,6 +1510,7 @@ EXPORT_SYMBOL_GPL(oplog_type_register);
 void oplog_type_unregister(struct oplog_type *type)
 {
 	struct oplog_cache *cache;
+	struct oplog_log *log;
 	unsigned int cpu, i;
 	long leaked = 0;
 
@@ -1424,8 +1526,18 @@ void oplog_type_unregister(struct oplog_type *type)
 		cache = oplog_cache_of(type, cpu);
 		if (!cache)
 			continue;
-		for (i = 0; i < type->nr_slots; i++)
-			leaked += !!cache->slots[i];
+		for (i = 0; i < type->nr_slots; i++) {
+			log = cache->slots[i];
+			if (!log)
+				continue;
+			if (log->obj) {
+				leaked++;
+				continue;
+			}
+			/* Vacant: freed after the barriers below. */
+			cache->slots[i] = NULL;
+			oplog_retire(log);
+		}
 	}
 	WARN(leaked, "oplog: type %s unregistered with %ld logs of unflushed objects\n",
 	     type->name, leaked);
@@ -1478,10 +1590,12 @@ static int oplog_cpu_dead(unsigned int cpu)
 	}
 }
 
+/* Objects' logs and vacant ones: both are memory the scan can free. */
 static unsigned long oplog_shrink_count(struct shrinker *s,
 					struct shrink_control *sc)
 {
-	unsigned long n = oplog_type_nr_logs(s->private_data);
+	unsigned long n = oplog_type_nr_logs(s->private_data) +
+			  oplog_type_nr_vacant(s->private_data);
 
 	return n ?: SHRINK_EMPTY;
 }

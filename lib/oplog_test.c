@@ -4,12 +4,12 @@
  * queued from several CPUs and by a task that migrates between two queue
  * calls are applied in timestamp order; counter logs sum; local and global
  * absorption; eviction on a slot conflict (also with a busy victim); a
- * full log synchronizes; a flush detaches every log; a dying CPU's logs
- * are applied; an attach refusal logs nothing; and a concurrent queue +
- * synchronize stress that checks every operation ran exactly once and in
- * per-thread order, and a counter stress that checks every delta added
- * through the lockless hit path is folded exactly once (both run by the
- * debug kernel under lockdep and KASAN).
+ * full log synchronizes; a flush detaches every log and leaves it vacant
+ * for reuse; a dying CPU's logs are applied; an attach refusal logs
+ * nothing; and a concurrent queue + synchronize stress that checks every
+ * operation ran exactly once and in per-thread order, and a counter stress
+ * that checks every delta added through the lockless hit path is folded
+ * exactly once (both run by the debug kernel under lockdep and KASAN).
  *
  * After Boyd-Wickizer, "Optimizing Communication Bottlenecks in
  * Multiprocessor Operating System Kernels", MIT PhD thesis, 2014, ch. 5-7.
@@ -870,6 +870,74 @@ static void oplog_test_flush(struct kunit *test)
 	ot_flush_check(test, &ot_ordered, o);
 }
 
+/* @type's log in @cpu's cache slot for @o: a vacant one has no object. */
+static struct oplog_log *ot_slot_log(struct oplog_type *type, unsigned int cpu,
+				     struct ot_obj *o)
+{
+	struct oplog_cache *cache = *per_cpu_ptr(type->caches.slot, cpu);
+
+	return cache ? READ_ONCE(cache->slots[oplog_slot(type, &o->oo)]) : NULL;
+}
+
+static long ot_reused(struct oplog_type *type, unsigned int cpu)
+{
+	struct oplog_cache *cache = *per_cpu_ptr(type->caches.slot, cpu);
+
+	return cache ? local_read(&cache->stats[OPLOG_STAT_REUSED]) : 0;
+}
+
+/*
+ * A flush leaves each log it empties in its slot, vacant: the owner's next
+ * miss there takes it back (no allocation, no QDo callback), and a
+ * counter's reused log starts from zero, not from the dead mark.  A drain
+ * (as the shrinker, a dead CPU) gives the memory back.
+ */
+static void oplog_test_vacant(struct kunit *test)
+{
+	struct ot_obj *o = ot_new(test, true), *c = ot_new(test, false);
+	struct ot_op *ops = ot_ops_new(test, 2);
+	unsigned int cpu = cpumask_first(cpu_online_mask);
+	struct oplog_log *log;
+	long reused;
+
+	/* Earlier cases' flushes left vacant logs: start from empty slots. */
+	oplog_type_drain(&ot_ordered);
+	oplog_type_drain(&ot_counter);
+	ot_pin(test, cpu);
+	reused = ot_reused(&ot_ordered, cpu);
+	KUNIT_ASSERT_EQ(test, oplog_queue(&ot_ordered, &o->oo, &ops[0].op), 0);
+	KUNIT_EXPECT_EQ(test, ot_reused(&ot_ordered, cpu), reused);
+	log = ot_slot_log(&ot_ordered, cpu, o);
+	KUNIT_ASSERT_NOT_NULL(test, log);
+	KUNIT_EXPECT_PTR_EQ(test, READ_ONCE(log->obj), &o->oo);
+	oplog_flush(&ot_ordered, &o->oo);
+	KUNIT_EXPECT_EQ(test, o->attached, 0);
+	KUNIT_EXPECT_PTR_EQ(test, ot_slot_log(&ot_ordered, cpu, o), log);
+	KUNIT_EXPECT_NULL(test, READ_ONCE(log->obj));
+
+	KUNIT_ASSERT_EQ(test, oplog_queue(&ot_ordered, &o->oo, &ops[1].op), 0);
+	KUNIT_EXPECT_PTR_EQ(test, ot_slot_log(&ot_ordered, cpu, o), log);
+	KUNIT_EXPECT_PTR_EQ(test, READ_ONCE(log->obj), &o->oo);
+	KUNIT_EXPECT_EQ(test, ot_reused(&ot_ordered, cpu), reused + 1);
+	KUNIT_EXPECT_EQ(test, o->attached, 1);
+	ot_flush_check(test, &ot_ordered, o);
+	ot_expect_order(test, o, ops, 2);
+
+	/* A counter: 5, flushed (the log's delta is dead), then 1 and 2. */
+	KUNIT_ASSERT_EQ(test, oplog_add(&ot_counter, &c->oo, 5), 0);
+	ot_flush_check(test, &ot_counter, c);
+	reused = ot_reused(&ot_counter, cpu);
+	KUNIT_ASSERT_EQ(test, oplog_add(&ot_counter, &c->oo, 1), 0);
+	KUNIT_EXPECT_EQ(test, ot_reused(&ot_counter, cpu), reused + 1);
+	KUNIT_EXPECT_TRUE(test, oplog_add_hit(&ot_counter, &c->oo, 2));
+	ot_flush_check(test, &ot_counter, c);
+	KUNIT_EXPECT_EQ(test, c->value, 8L);
+
+	oplog_type_drain(&ot_ordered);
+	KUNIT_EXPECT_NULL(test, ot_slot_log(&ot_ordered, cpu, o));
+	ot_unpin();
+}
+
 /* Operations pending on a CPU that goes offline are applied, not lost. */
 static void oplog_test_hotplug(struct kunit *test)
 {
@@ -1299,6 +1367,7 @@ static struct kunit_case oplog_test_cases[] = {
 	KUNIT_CASE(oplog_test_counter_evict),
 	KUNIT_CASE(oplog_test_full),
 	KUNIT_CASE(oplog_test_flush),
+	KUNIT_CASE(oplog_test_vacant),
 	KUNIT_CASE(oplog_test_hotplug),
 	KUNIT_CASE(oplog_test_refuse),
 	KUNIT_CASE(oplog_test_stress),

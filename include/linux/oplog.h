@@ -183,13 +183,15 @@ enum oplog_stat {
 	OPLOG_STAT_ABSORBED_GLOBAL,	/* ... at synchronize */
 	OPLOG_STAT_RETIRED,		/* logs handed to QDo */
 	OPLOG_STAT_LOCAL_FOLDS,		/* counter deltas folded alone */
+	OPLOG_STAT_REUSED,		/* misses that took a vacant log */
 	OPLOG_NR_STATS,
 };
 
 /*
  * One (object, CPU) log.  While it sits in a slot, ->obj is its tag; a
- * detached log has ->obj == NULL until it is freed, so that a stale reader
- * on the owner CPU sees a mismatch.  The union's queueing fields are dead
+ * detached log has ->obj == NULL, so that a stale reader on the owner CPU
+ * sees a mismatch, whether it stays in its slot, vacant, until its CPU
+ * retags it, or is retired and freed.  The union's queueing fields are dead
  * once the log is retired, when the QDo or RCU head takes their place.
  * A counter's ->delta is outside the union: the owner's lockless hit path
  * may still add to a retired log (see __oplog_add_hit()), and must find
@@ -221,14 +223,15 @@ struct oplog_cache {
 	local_t			stats[OPLOG_NR_STATS];
 	/* Used by remote CPUs: keep them off the owner's hot cache line. */
 	raw_spinlock_t		lock ____cacheline_aligned_in_smp;
-	unsigned int		nr_logs;	/* logs in the slots, under ->lock */
+	unsigned int		nr_logs;	/* objects' logs in the slots */
+	unsigned int		nr_vacant;	/* vacant logs in the slots */
 	unsigned int		hand;	/* clock hand, under oplog_types_lock */
 };
 
 /*
- * A counter log's delta once the log left its slot for good.  The owner's
- * lockless hit path, which may still hold a pointer to the log, adds to it
- * anyway, finds an old value near this one, and misses (see
+ * A counter log's delta once the log was detached from its object.  The
+ * owner's lockless hit path, which may still hold a pointer to the log,
+ * adds to it anyway, finds an old value near this one, and misses (see
  * __oplog_add_hit()).  The mark is far from both a live sum (which never
  * comes near %OPLOG_DELTA_LIVE_MIN) and LONG_MIN: adds to a dead log,
  * negative ones included, must not wrap it around into the live range.
@@ -258,7 +261,8 @@ static __always_inline unsigned int oplog_slot(const struct oplog_type *type,
  * to the dead log is never read; the delta is not in the union that the
  * retired log's QDo head overwrites).  The tag check cannot be fooled by a
  * log reused for another object: only this CPU retags its logs
- * (oplog_take_over(), never while this runs, preemption being disabled),
+ * (oplog_take_over() and oplog_reuse(), never while this runs, preemption
+ * being disabled, and the latter clears the dead mark),
  * and a detached log is freed only after this CPU's next quiescent state
  * (oplog_retire()).  The referenced flag is a hint for the shrinker's
  * clock; a racing clear only makes the log look idle once.
