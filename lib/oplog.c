@@ -1221,6 +1221,25 @@ static unsigned long oplog_evict_cpu(struct oplog_type *type, unsigned int cpu,
 	return done;
 }
 
+/*
+ * Sum every CPU's count of objects' logs, or of vacant logs if @vacant.
+ * Each count is written under its cache lock; this reads them without it.
+ */
+static unsigned long oplog_type_sum(struct oplog_type *type, bool vacant)
+{
+	struct oplog_cache *cache;
+	unsigned long n = 0;
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		cache = oplog_cache_of(type, cpu);
+		if (cache)
+			n += vacant ? READ_ONCE(cache->nr_vacant) :
+				      READ_ONCE(cache->nr_logs);
+	}
+	return n;
+}
+
 /**
  * oplog_type_nr_logs() - how many logs a type has
  * @type: a registered type
@@ -1236,32 +1255,14 @@ static unsigned long oplog_evict_cpu(struct oplog_type *type, unsigned int cpu,
  */
 unsigned long oplog_type_nr_logs(struct oplog_type *type)
 {
-	struct oplog_cache *cache;
-	unsigned long n = 0;
-	unsigned int cpu;
-
-	for_each_possible_cpu(cpu) {
-		cache = oplog_cache_of(type, cpu);
-		if (cache)
-			n += READ_ONCE(cache->nr_logs);
-	}
-	return n;
+	return oplog_type_sum(type, false);
 }
 EXPORT_SYMBOL_GPL(oplog_type_nr_logs);
 
 /* Vacant logs of @type in every CPU's cache: a snapshot. */
 static unsigned long oplog_type_nr_vacant(struct oplog_type *type)
 {
-	struct oplog_cache *cache;
-	unsigned long n = 0;
-	unsigned int cpu;
-
-	for_each_possible_cpu(cpu) {
-		cache = oplog_cache_of(type, cpu);
-		if (cache)
-			n += READ_ONCE(cache->nr_vacant);
-	}
-	return n;
+	return oplog_type_sum(type, true);
 }
 
 /**

@@ -223,6 +223,7 @@ struct oplog_cache {
 	local_t			stats[OPLOG_NR_STATS];
 	/* Used by remote CPUs: keep them off the owner's hot cache line. */
 	raw_spinlock_t		lock ____cacheline_aligned_in_smp;
+	/* Written under ->lock, read locklessly by oplog_type_sum(). */
 	unsigned int		nr_logs;	/* objects' logs in the slots */
 	unsigned int		nr_vacant;	/* vacant logs in the slots */
 	unsigned int		hand;	/* clock hand, under oplog_types_lock */
