@@ -551,7 +551,7 @@ EXPORT_SYMBOL_GPL(oplog_synchronize_locked);
  * earlier that are appended after their log was taken, so this is only
  * for types whose operations on different items commute and that need no
  * order for one item beyond queue order on one CPU (the file reverse map,
- * which logs only inserts).  A caller that must find an operation it knows
+ * which logs one operation per VMA at a time).  A caller that must find an operation it knows
  * was queued before (its own item's) gets it, whatever the clocks say.
  *
  * Context: the object lock held; see oplog_synchronize_locked().

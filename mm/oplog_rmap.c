@@ -12,11 +12,13 @@
  * With this file, dup_mmap() logs the insert of an eligible child VMA in
  * this CPU's OpLog log of the mapping (an %OPLOG_ABSORBING type, one
  * &struct oplog_op embedded in the VMA), and mmap() that of a new VMA;
- * the tree sees it only when
- * somebody needs the tree.  A child that exits on the CPU it was forked on
- * finds its inserts still in that CPU's log and cancels them (local
- * absorption, oplog_absorb_hit()): neither fork nor exit touched a line
- * that another CPU reads or writes.
+ * the tree sees it only when somebody needs the tree.  A child that exits
+ * on the CPU it was forked on finds its inserts still in that CPU's log
+ * and cancels them (local absorption, oplog_absorb_hit()): neither fork
+ * nor exit touched a line that another CPU reads or writes.  The unlink
+ * of a VMA that is in the tree (put there by a synchronize, or by a stock
+ * insert) logs its removal in the same op, so an exit after a truncate
+ * does not write the tree either (rmap_oplog_log_removes()).
  *
  * Readers.  Every holder of i_mmap_rwsem that reads the tree synchronizes
  * first, inside the i_mmap_lock_*() and i_mmap_trylock_*() helpers of
@@ -25,18 +27,20 @@
  * uprobes, memory-failure, page_mkclean, hugetlb, fs/proc and fs/dax) is
  * covered without a change at its call site.  A writer
  * (i_mmap_lock_write()) flushes every CPU's log of the mapping
- * (oplog_flush_locked()) and puts the inserts into the tree.  A
+ * (oplog_flush_locked()) and applies the inserts and removes.  A
  * reader (i_mmap_lock_read()) checks under the object lock whether
  * anything is logged; if so, it trades its read lock for the write lock,
  * synchronizes and downgrades, since putting VMAs into the tree needs the
  * tree to itself.
  *
  * Three holders read nothing in the tree but their own VMAs and
- * synchronize only those, leaving the logs attached:
+ * synchronize only those, leaving the logs attached (each also applies
+ * what was spilled, below, so that logged removes do not pile up in a
+ * file that nobody reads):
  *  - an unlink (rmap_oplog_lock_unlink()) whose VMA's insert is still
- *    logged applies what every CPU logged and cancels that insert against
- *    the removal (global absorption), leaving the other inserts for their
- *    own unlinks to cancel;
+ *    logged on another CPU applies what every CPU logged and cancels that
+ *    insert against the removal (global absorption); the other operations,
+ *    spilled by that, are applied too;
  *  - a stock insert (rmap_oplog_lock_insert(): fork's, after a parent
  *    VMA, and vma_link_file()'s, of a new VMA) synchronizes only if that
  *    parent's own insert is still logged;
@@ -63,13 +67,15 @@
  * function using ->i_mmap or ->i_mmap_rwsem with neither a helper nor a
  * lock assertion, unless it is in a reviewed list.
  *
- * Exclusion.  A holder that reads the tree must also see no insert logged
- * while it holds it (a truncate's walk must find a child forked during the
- * walk, as it would with the stock lock).  The flush detaches every CPU's
- * log, so a later insert misses and must attach a new log, under the
+ * Exclusion.  A holder that reads the tree must also see nothing logged
+ * while it holds it: a truncate's walk must find a child forked during the
+ * walk, as it would with the stock lock, and an exiting process must not
+ * free the page tables of a VMA that a walk still meets, as the stock
+ * unlink waits for the walk.  The flush detaches every CPU's log, so a
+ * later insert or remove misses and must attach a new log, under the
  * object lock; ->attach refuses while i_mmap_rwsem is held
- * (rwsem_is_locked()), and the fork falls back to the stock insert, which
- * waits for the lock.  A reader that found nothing logged checked that
+ * (rwsem_is_locked()), and the fork or exit falls back to the stock insert
+ * or removal, which waits for the lock.  A reader that found nothing logged checked that
  * under the object lock after taking i_mmap_rwsem, so an attach is
  * ordered either before that check (the reader sees the log) or after it
  * (the attach sees the rwsem held).
@@ -78,9 +84,9 @@
  * (->i_mmap_oplog_lock), and OpLog may apply a mapping's log without
  * i_mmap_rwsem: another mapping evicting it from a log-cache slot, a full
  * log, the shrinker, a dead CPU.  ->exec therefore does not touch the tree:
- * it moves the insert to the mapping's spill list (->i_mmap_spill, under
- * the object lock), which the next holder of i_mmap_rwsem empties into the
- * tree with the logged inserts.
+ * it moves the insert or remove to the mapping's spill list
+ * (->i_mmap_spill, under the object lock), which the next holder of
+ * i_mmap_rwsem for write applies to the tree.
  *
  * Which VMAs.  Only those whose child gets no page table entries at fork:
  * copy_page_range() copies PTEs for a VMA with an anon_vma, a PFN or mixed
@@ -98,38 +104,64 @@
  * no PTE until a fault after mmap_lock is released.  Other links of a new
  * VMA (mremap's copy_vma(), insert_vm_struct()) stay on the stock path,
  * so a copy never goes into the tree after its source by a synchronize.
+ * A removal is logged by a looser test, rmap_oplog_remove_eligible(): a
+ * VMA with an anon_vma or uffd-wp may go (its page tables were zapped
+ * before the unlink, and no copy races with it), hugetlb, DAX, VM_IO, PFN
+ * and mixed maps and shared writable VMAs may not.
  *
  * Lifetime.  A logged insert points into its VMA; a VMA is freed only
- * after its file unlink (free_pgtables(), vma_complete()), which either
- * cancels a logged insert (absorbed, locally or globally: a remove is
- * never logged, so no log ever points to a VMA on its way out) or takes
- * i_mmap_rwsem, which synchronizes the insert into the tree first.  A log
- * points to its mapping: the inode flushes it in __destroy_inode()
- * (rmap_oplog_mapping_release()), and an inode with a logged insert is
- * pinned by that VMA's vm_file anyway.  CPU hotplug: OpLog detaches a
- * dead CPU's logs (to the spill lists).
+ * after its file unlink (free_pgtables(), vma_complete()), which cancels
+ * a logged insert (absorbed, locally or globally) or takes i_mmap_rwsem,
+ * which synchronizes the insert into the tree first.  A logged remove
+ * points to a VMA whose owner is about to free it (remove_vma(), after
+ * free_pgtables()), so the log owns the free as much as the owner does:
+ * remove_vma() asks rmap_oplog_vma_release(), which moves the op's code
+ * from OPLOG_REMOVE to RMAP_OPLOG_CODE_HANDED_OFF, and the apply moves it
+ * to RMAP_OPLOG_CODE_REMOVED after taking the VMA out of the tree;
+ * whichever comes second, seeing the other's code, frees the VMA
+ * (vm_area_free()).
+ * Until then the log needs only the VMA's memory: the owner has put its
+ * file and policy, its mm may be gone, and no walker reaches it (walkers
+ * synchronize first).  A logged remove does not pin the file, so that a
+ * deleted file's space is not held by a log: the inode, when destroyed,
+ * completes its logged removes (rmap_oplog_mapping_release(), from
+ * __destroy_inode()), which also detaches every log of the mapping, so
+ * that no log points to it; an inode with a logged insert is pinned by
+ * that VMA's vm_file.  CPU hotplug: OpLog detaches a dead CPU's logs (to
+ * the spill lists).  How long a handed-off VMA waits: until the next
+ * reader or writer of its file, or the inode's destruction.  A log holds
+ * at most max_len operations before it synchronizes into the spill list,
+ * and every holder of the write lock applies that list; a remove is
+ * logged only for a VMA that some holder put into the tree.  So the VMAs
+ * waiting are never more than the file's VMAs that were in the tree
+ * together, and memory pressure reaches them through the inode cache
+ * (OpLog's shrinker only spills them).
  *
  * Lock order (mm/rmap.c's, plus):
  *   mmap_lock
  *     mapping->i_mmap_rwsem
  *       mapping->i_mmap_oplog_lock   (the OpLog object lock)
  *         OpLog's per-CPU cache and log locks (raw)
- * and, from dup_mmap() and mmap(), mmap_lock -> mapping->i_mmap_oplog_lock,
- * without i_mmap_rwsem.  Another mapping's object lock is only trylocked (OpLog's
- * eviction).
+ * and, from dup_mmap(), mmap() and the unlinks of munmap() and exit
+ * (free_pgtables()), mmap_lock -> mapping->i_mmap_oplog_lock, without
+ * i_mmap_rwsem.  Another mapping's object lock is only trylocked (OpLog's
+ * eviction).  vm_area_free() of a handed-off VMA runs under i_mmap_rwsem,
+ * or under the object lock when the inode dies; it only queues an RCU
+ * callback or frees slab memory.
  *
  * Architectures: those whose flush_dcache_page() walks i_mmap under a
  * spinlock of its own (arm, parisc, nios2, csky) or decides on
  * mapping_mapped() whether to defer a cache flush are not enabled in
- * Kconfig; mapping_mapped() counts logged inserts anyway.
+ * Kconfig; mapping_mapped() counts logged inserts anyway (and says true
+ * while a removal is logged).
  *
  * Switch: "rmap_oplog=on|off" on the command line (default on) and
  * /sys/kernel/debug/rmap_oplog/enabled.  rmap_oplog_logged_key says
- * whether the lock helpers synchronize, rmap_oplog_key whether fork and
- * mmap() log.
- * Off stops logging and detaches every log; inserts already moved to spill
- * lists are put into their trees by the next lock holder, so the lock
- * helpers keep synchronizing until reboot once logging was ever on.
+ * whether the lock helpers synchronize, rmap_oplog_key whether fork,
+ * mmap() and unlinks log.
+ * Off stops logging and detaches every log; operations already moved to
+ * spill lists are applied by the next lock holder, so the lock helpers
+ * keep synchronizing until reboot once logging was ever on.
  * Statistics: /sys/kernel/debug/rmap_oplog/stats, and OpLog's own
  * /sys/kernel/debug/oplog/rmap/.
  */
@@ -165,23 +197,27 @@ static DEFINE_MUTEX(rmap_oplog_switch_lock);
 /* Per-CPU event counts, summed when read: nothing shared on the fast path. */
 enum rmap_oplog_stat {
 	RMAP_OPLOG_LOGGED,		/* inserts logged by fork or mmap() */
-	RMAP_OPLOG_REFUSED,		/* ... refused: i_mmap_rwsem held */
+	RMAP_OPLOG_REFUSED,		/* inserts, removes refused: rwsem held */
 	RMAP_OPLOG_ABSORBED_LOCAL,	/* cancelled in the forking CPU's log */
 	RMAP_OPLOG_ABSORBED_GLOBAL,	/* cancelled at the remover's sync */
 	RMAP_OPLOG_APPLIED,		/* inserts put into a tree */
-	RMAP_OPLOG_SYNCS,		/* synchronizes that found inserts */
+	RMAP_OPLOG_SYNCS,		/* synchronizes that applied something */
 	RMAP_OPLOG_UPGRADES,		/* readers that took the write lock */
 	RMAP_OPLOG_LOGGED_MMAP,		/* ... of "logged": by mmap() */
 	RMAP_OPLOG_PREPARED_LOCAL,	/* vma_prepare(): from this CPU's log */
 	RMAP_OPLOG_PREPARED_GLOBAL,	/* ... applied from any CPU's log */
 	RMAP_OPLOG_MOVED_LOGGED,	/* mremap: rmap locks for a logged VMA */
+	RMAP_OPLOG_LOGGED_REMOVE,	/* removes of VMAs in a tree, logged */
+	RMAP_OPLOG_APPLIED_REMOVE,	/* ... taken out of a tree */
+	RMAP_OPLOG_HANDED_OFF,		/* VMAs whose free a logged remove took */
 	RMAP_OPLOG_NR_STATS,
 };
 
 static const char * const rmap_oplog_stat_names[RMAP_OPLOG_NR_STATS] = {
 	"logged", "refused", "absorbed_local", "absorbed_global", "applied",
 	"syncs", "read_upgrades", "logged_mmap", "prepared_local",
-	"prepared_global", "moved_logged",
+	"prepared_global", "moved_logged", "logged_remove", "applied_remove",
+	"handed_off",
 };
 
 static DEFINE_PER_CPU(unsigned long [RMAP_OPLOG_NR_STATS], rmap_oplog_stats);
@@ -190,6 +226,16 @@ static void rmap_oplog_count(enum rmap_oplog_stat s, unsigned long n)
 {
 	this_cpu_add(rmap_oplog_stats[s], n);
 }
+
+/*
+ * &oplog_op.code of a VMA whose removal from the tree is logged, beyond
+ * OpLog's %OPLOG_REMOVE (logged; the VMA is still its owner's, the task
+ * unmapping it): the hand-off of the VMA's free between that owner
+ * (remove_vma()) and whoever applies the remove.  The second of the two
+ * frees it; see "Lifetime" above.
+ */
+#define RMAP_OPLOG_CODE_HANDED_OFF	3	/* the owner is done: the log frees it */
+#define RMAP_OPLOG_CODE_REMOVED		4	/* out of the tree: the owner frees it */
 
 /*
  * Is the insert of @vma logged (in a per-CPU log or the spill list), not
@@ -227,9 +273,9 @@ static spinlock_t *rmap_oplog_obj_lock(struct oplog_obj *obj)
 }
 
 /*
- * An insert leaves a log: to the spill list, never to the tree, as this
- * may run without i_mmap_rwsem (an eviction, a full log, the shrinker, a
- * dead CPU).  Object lock held.
+ * An insert or a remove leaves a log: to the spill list, never to the
+ * tree, as this may run without i_mmap_rwsem (an eviction, a full log,
+ * the shrinker, a dead CPU).  Object lock held.
  */
 static void rmap_oplog_exec(struct oplog_obj *obj, struct oplog_op *op)
 {
@@ -260,7 +306,11 @@ static const struct oplog_type_ops rmap_oplog_ops = {
 	.attach		= rmap_oplog_attach,
 };
 
-/* Inserts only: nothing to absorb at queue time, no remove is logged. */
+/*
+ * Inserts and removes, one op per VMA at a time; no absorption at queue
+ * time: an insert is cancelled by oplog_absorb_hit() or under the lock,
+ * and a remove is logged only for a VMA in the tree.
+ */
 static struct oplog_type rmap_oplog_type = {
 	.name	= "rmap",
 	.kind	= OPLOG_ABSORBING,
@@ -280,26 +330,63 @@ void rmap_oplog_mapping_init(struct address_space *mapping)
 	INIT_LIST_HEAD(&mapping->i_mmap_spill);
 }
 
+/*
+ * A logged remove of @vma is done: the VMA is out of the tree, or its
+ * address space is dying.  Whoever of its owner (__rmap_oplog_vma_release())
+ * and this comes second frees it.  Pairs with the owner's try_cmpxchg():
+ * the first side's successful one orders its accesses to @vma before it,
+ * and the second side's failed one, read with acquire ordering, orders
+ * the free after them.  Must be the last access to @vma.
+ */
+static void rmap_oplog_removed(struct vm_area_struct *vma)
+{
+	unsigned int code = OPLOG_REMOVE;
+
+	if (try_cmpxchg(&vma->i_mmap_op.code, &code, RMAP_OPLOG_CODE_REMOVED))
+		return;
+	/* Anything but a hand-off: leak it rather than free it in use. */
+	if (WARN_ON_ONCE(code != RMAP_OPLOG_CODE_HANDED_OFF))
+		return;
+	/* The owner handed it off in remove_vma(): it is ours. */
+	smp_acquire__after_ctrl_dep();
+	vm_area_free(vma);
+}
+
 /**
  * rmap_oplog_mapping_release() - detach every log of a dying address space
  * @mapping: the address space of an inode being destroyed
  *
- * No VMA maps @mapping any more, so nothing is logged for it; but a CPU may
- * still hold an (empty) log of it, which would point to freed memory.
- * Flushes them (oplog_flush_locked()).  Takes the object lock even when no
- * log is seen, so that an eviction of one, which holds that lock, is over.
+ * No VMA maps @mapping any more, so no insert is logged for it; but removes
+ * of its last VMAs may be, and a CPU may still hold a log of it, which
+ * would point to freed memory.  Flushes them (oplog_flush_locked()) and
+ * completes the removes, freeing the VMAs their owners handed off: nobody
+ * else can reach the tree now, so i_mmap_rwsem is not needed.  Takes the
+ * object lock even when no log is seen, so that an eviction of one, which
+ * holds that lock, is over.
  * Context: task context, from __destroy_inode(); does not sleep.
  */
 void rmap_oplog_mapping_release(struct address_space *mapping)
 {
+	struct vm_area_struct *vma, *next;
+	unsigned long removes = 0;
+
 	if (!static_branch_unlikely(&rmap_oplog_logged_key))
 		return;
 	spin_lock(&mapping->i_mmap_oplog_lock);
 	if (mapping->i_mmap_oplog.cpus)
 		oplog_flush_locked(&rmap_oplog_type, &mapping->i_mmap_oplog);
-	/* An insert of a VMA that no longer exists: a lost unlink. */
-	WARN_ON_ONCE(!list_empty(&mapping->i_mmap_spill));
+	list_for_each_entry_safe(vma, next, &mapping->i_mmap_spill,
+				 i_mmap_op.node) {
+		list_del(&vma->i_mmap_op.node);
+		/* An insert of a VMA that no longer exists: a lost unlink. */
+		if (WARN_ON_ONCE(READ_ONCE(vma->i_mmap_op.code) == OPLOG_ADD))
+			continue;
+		vma_interval_tree_remove(vma, &mapping->i_mmap);
+		rmap_oplog_removed(vma);
+		removes++;
+	}
 	spin_unlock(&mapping->i_mmap_oplog_lock);
+	rmap_oplog_count(RMAP_OPLOG_APPLIED_REMOVE, removes);
 }
 
 /*
@@ -315,25 +402,72 @@ static void rmap_oplog_take(struct address_space *mapping,
 	list_splice_tail_init(&mapping->i_mmap_spill, batch);
 }
 
-/* Put the inserts of @batch into the tree.  i_mmap_rwsem held for write. */
+/*
+ * Apply the logged inserts and removes of @batch to the tree.  i_mmap_rwsem
+ * held for write.  An insert's code is OPLOG_ADD until here; a remove's is
+ * OPLOG_REMOVE or RMAP_OPLOG_CODE_HANDED_OFF (its owner may change one
+ * into the other meanwhile, and nothing else touches it).  Operations on
+ * different VMAs commute, and no VMA has both logged, so the order does
+ * not matter.
+ */
 static void rmap_oplog_apply(struct address_space *mapping,
 			     struct list_head *batch)
 {
+	unsigned long inserts = 0, removes = 0;
 	struct vm_area_struct *vma, *next;
-	unsigned long n = 0;
 
 	list_for_each_entry_safe(vma, next, batch, i_mmap_op.node) {
+		unsigned int code = READ_ONCE(vma->i_mmap_op.code);
+
 		list_del(&vma->i_mmap_op.node);
-		WRITE_ONCE(vma->i_mmap_op.code, 0);
+		if (code == OPLOG_ADD) {
+			/*
+			 * Pairs with __rmap_oplog_log_removes(): its unlink may
+			 * queue a remove in this op as soon as it reads 0, so
+			 * the list_del() above must be visible first.
+			 */
+			smp_store_release(&vma->i_mmap_op.code, 0);
+			flush_dcache_mmap_lock(mapping);
+			vma_interval_tree_insert(vma, &mapping->i_mmap);
+			flush_dcache_mmap_unlock(mapping);
+			inserts++;
+			continue;
+		}
+		if (WARN_ON_ONCE(code != OPLOG_REMOVE &&
+				 code != RMAP_OPLOG_CODE_HANDED_OFF))
+			continue;
 		flush_dcache_mmap_lock(mapping);
-		vma_interval_tree_insert(vma, &mapping->i_mmap);
+		vma_interval_tree_remove(vma, &mapping->i_mmap);
 		flush_dcache_mmap_unlock(mapping);
-		n++;
+		rmap_oplog_removed(vma);
+		removes++;
 	}
-	if (n) {
-		rmap_oplog_count(RMAP_OPLOG_APPLIED, n);
+	if (inserts || removes) {
+		rmap_oplog_count(RMAP_OPLOG_APPLIED, inserts);
+		rmap_oplog_count(RMAP_OPLOG_APPLIED_REMOVE, removes);
 		rmap_oplog_count(RMAP_OPLOG_SYNCS, 1);
 	}
+}
+
+/*
+ * Apply what evictions, full logs, the shrinker or a dead CPU spilled, for
+ * a holder that synchronizes only its own VMAs: keeps the removes (and
+ * their VMAs' memory) from piling up where no reader comes.  Inserts go in
+ * too: a VMA in the tree is removed by a logged remove later, which is
+ * cheaper than global absorption under the lock.  i_mmap_rwsem held for
+ * write.
+ */
+static void rmap_oplog_apply_spill(struct address_space *mapping)
+{
+	LIST_HEAD(batch);
+
+	/* A hint: a spill made after it waits for the next holder. */
+	if (list_empty(&mapping->i_mmap_spill))
+		return;
+	spin_lock(&mapping->i_mmap_oplog_lock);
+	list_splice_tail_init(&mapping->i_mmap_spill, &batch);
+	spin_unlock(&mapping->i_mmap_oplog_lock);
+	rmap_oplog_apply(mapping, &batch);
 }
 
 /**
@@ -341,9 +475,10 @@ static void rmap_oplog_apply(struct address_space *mapping,
  * @mapping: the address space
  *
  * The synchronize of the thesis (section 6.1) for the reverse map: flushes
- * every CPU's log of @mapping and puts the inserts, and those spilled by
- * evictions, into @mapping->i_mmap.  Afterwards no CPU holds a log of
- * @mapping, and none can attach one until i_mmap_rwsem is released.
+ * every CPU's log of @mapping and applies the inserts and removes, and
+ * those spilled by evictions, to @mapping->i_mmap (freeing the VMAs whose
+ * owners handed them off).  Afterwards no CPU holds a log of @mapping, and
+ * none can attach one until i_mmap_rwsem is released.
  *
  * Context: i_mmap_rwsem held for write (the i_mmap_lock_write() helpers);
  * takes the object lock and OpLog's raw per-CPU locks; does not sleep.
@@ -411,7 +546,8 @@ EXPORT_SYMBOL(__rmap_oplog_sync_read);
  *
  * A lockless hint for mapping_mapped(), like that function's own test.
  * Context: any.
- * Return: true if a CPU may hold a log of @mapping or inserts are spilled.
+ * Return: true if a CPU may hold a log of @mapping or operations are
+ * spilled.
  */
 bool __rmap_oplog_pending(struct address_space *mapping)
 {
@@ -536,6 +672,94 @@ int __rmap_oplog_absorb_local(struct address_space *mapping,
 	return left;
 }
 
+/*
+ * May the removal of @vma from the tree be logged?  Not hugetlb (its PMD
+ * sharing walks i_mmap under its own rules), DAX, VM_IO or a PFN or mixed
+ * map (drivers' own i_mmap users), nor a shared writable mapping, whose
+ * i_mmap_writable count goes down at the unlink, as it went up at a stock
+ * insert.  A VMA with an anon_vma may: its removal, unlike its insert at
+ * fork, races with no page table copy.
+ */
+static bool rmap_oplog_remove_eligible(struct vm_area_struct *vma)
+{
+	return !(vma->vm_flags & (VM_HUGETLB | VM_PFNMAP | VM_MIXEDMAP |
+				  VM_IO)) &&
+	       !vma_is_dax(vma) && !vma_is_shared_maywrite(vma);
+}
+
+/**
+ * __rmap_oplog_log_removes() - see rmap_oplog_log_removes()
+ * @mapping: the address space
+ * @vmas: the VMAs to remove
+ * @count: their number
+ *
+ * Context: see rmap_oplog_log_removes().
+ * Return: the number of VMAs left in @vmas.
+ */
+int __rmap_oplog_log_removes(struct address_space *mapping,
+			     struct vm_area_struct **vmas, int count)
+{
+	struct vm_area_struct *vma;
+	unsigned long logged = 0;
+	unsigned int code;
+	int i, left = 0;
+
+	for (i = 0; i < count; i++) {
+		vma = vmas[i];
+		/*
+		 * Pairs with rmap_oplog_apply()'s store-release: read 0, the
+		 * op is off its list.
+		 */
+		code = smp_load_acquire(&vma->i_mmap_op.code);
+		/* Code 0: in the tree, or going in under the write lock. */
+		if (!static_branch_likely(&rmap_oplog_key) || code ||
+		    !rmap_oplog_remove_eligible(vma))
+			goto keep;
+		vma->i_mmap_op.key = (unsigned long)vma;
+		WRITE_ONCE(vma->i_mmap_op.code, OPLOG_REMOVE);
+		if (!oplog_queue(&rmap_oplog_type, &mapping->i_mmap_oplog,
+				 &vma->i_mmap_op)) {
+			logged++;
+			continue;
+		}
+		/* Refused: i_mmap_rwsem is held; remove it under the lock. */
+		WRITE_ONCE(vma->i_mmap_op.code, 0);
+		rmap_oplog_count(RMAP_OPLOG_REFUSED, 1);
+keep:
+		vmas[left++] = vma;
+	}
+	rmap_oplog_count(RMAP_OPLOG_LOGGED_REMOVE, logged);
+	return left;
+}
+
+/**
+ * __rmap_oplog_vma_release() - see rmap_oplog_vma_release()
+ * @vma: the VMA, its i_mmap_op.code not 0
+ *
+ * Context: see rmap_oplog_vma_release().
+ * Return: true if the log frees @vma.
+ */
+bool __rmap_oplog_vma_release(struct vm_area_struct *vma)
+{
+	unsigned int code = OPLOG_REMOVE;
+
+	/* Pairs with rmap_oplog_removed()'s try_cmpxchg(). */
+	if (try_cmpxchg(&vma->i_mmap_op.code, &code,
+			RMAP_OPLOG_CODE_HANDED_OFF)) {
+		rmap_oplog_count(RMAP_OPLOG_HANDED_OFF, 1);
+		return true;
+	}
+	/*
+	 * An insert still logged would be a lost unlink: leak the VMA rather
+	 * than free it under the log.
+	 */
+	if (WARN_ON_ONCE(code != RMAP_OPLOG_CODE_REMOVED))
+		return true;
+	/* Removed already: the apply is done with it. */
+	smp_acquire__after_ctrl_dep();
+	return false;
+}
+
 /**
  * __rmap_oplog_lock_unlink() - see rmap_oplog_lock_unlink()
  * @mapping: the address space
@@ -556,8 +780,10 @@ int __rmap_oplog_lock_unlink(struct address_space *mapping,
 	down_write(&mapping->i_mmap_rwsem);
 	for (i = 0; i < count; i++)
 		logged |= rmap_oplog_logged(vmas[i]);
-	if (!logged)
+	if (!logged) {
+		rmap_oplog_apply_spill(mapping);
 		return count;
+	}
 	spin_lock(&mapping->i_mmap_oplog_lock);
 	/*
 	 * Apply everything every CPU logged, and leave the logs attached:
@@ -580,6 +806,8 @@ int __rmap_oplog_lock_unlink(struct address_space *mapping,
 	}
 	spin_unlock(&mapping->i_mmap_oplog_lock);
 	rmap_oplog_count(RMAP_OPLOG_ABSORBED_GLOBAL, absorbed);
+	/* The others, now spilled, need not wait for their own unlinks. */
+	rmap_oplog_apply_spill(mapping);
 	return count;
 }
 
@@ -596,6 +824,8 @@ void __rmap_oplog_lock_insert(struct address_space *mapping,
 	down_write(&mapping->i_mmap_rwsem);
 	if (parent && rmap_oplog_logged(parent))
 		__rmap_oplog_sync(mapping);
+	else
+		rmap_oplog_apply_spill(mapping);
 }
 
 /**
@@ -619,11 +849,12 @@ void __rmap_oplog_lock_vmas(struct address_space *mapping,
 		vma = vmas[i];
 		if (!vma || !rmap_oplog_logged(vma))
 			continue;
-		/* Still in this CPU's log: it is ours to put in the tree. */
+		/*
+		 * Still in this CPU's log: it is ours to put in the tree.  Its
+		 * code stays OPLOG_ADD for rmap_oplog_apply().
+		 */
 		if (oplog_absorb_hit(&rmap_oplog_type, &mapping->i_mmap_oplog,
 				     &vma->i_mmap_op)) {
-			/* Not logged any more: the loop below skips it. */
-			WRITE_ONCE(vma->i_mmap_op.code, 0);
 			list_add_tail(&vma->i_mmap_op.node, &batch);
 			local++;
 		} else {
@@ -635,19 +866,18 @@ void __rmap_oplog_lock_vmas(struct address_space *mapping,
 		/*
 		 * As in __rmap_oplog_lock_unlink(): with no cutoff, every
 		 * logged insert of @vmas is on the spill list afterwards, and
-		 * the logs stay attached for the other CPUs' forks.
+		 * the logs stay attached for the other CPUs' forks.  The
+		 * whole spill list goes in, as rmap_oplog_apply_spill() does.
 		 */
 		if (mapping->i_mmap_oplog.cpus)
 			oplog_synchronize_all_locked(&rmap_oplog_type,
 						     &mapping->i_mmap_oplog);
-		for (i = 0; i < count; i++) {
-			vma = vmas[i];
-			if (vma && rmap_oplog_logged(vma))
-				list_move_tail(&vma->i_mmap_op.node, &batch);
-		}
+		list_splice_tail_init(&mapping->i_mmap_spill, &batch);
 		spin_unlock(&mapping->i_mmap_oplog_lock);
 	}
 	rmap_oplog_apply(mapping, &batch);
+	if (!global)
+		rmap_oplog_apply_spill(mapping);
 	rmap_oplog_count(RMAP_OPLOG_PREPARED_LOCAL, local);
 	rmap_oplog_count(RMAP_OPLOG_PREPARED_GLOBAL, global);
 }
@@ -683,13 +913,13 @@ static int __init rmap_oplog_setup(char *str)
 __setup("rmap_oplog=", rmap_oplog_setup);
 
 /**
- * rmap_oplog_switch() - turn logging of fork's reverse-map inserts on or off
- * @on: true to log, false for the stock insert
+ * rmap_oplog_switch() - turn logging of reverse-map updates on or off
+ * @on: true to log, false for the stock inserts and removes
  *
  * On: rmap_oplog_logged_key first, then (after a grace period, so that no
  * CPU can still read it off) rmap_oplog_key.  Off: rmap_oplog_key, then
  * every log is detached (oplog_type_drain(); ->attach refuses from then
- * on); inserts left in spill lists go into their trees with the next lock
+ * on); operations left in spill lists are applied by the next lock
  * holder, so rmap_oplog_logged_key stays on.
  *
  * Context: process context, sleeps; not with i_mmap_rwsem held.
@@ -716,7 +946,7 @@ int rmap_oplog_switch(bool on)
 EXPORT_SYMBOL_IF_KUNIT(rmap_oplog_switch);
 
 /**
- * rmap_oplog_enabled() - does fork log its reverse-map inserts now?
+ * rmap_oplog_enabled() - are reverse-map inserts and removes logged now?
  *
  * Context: any.
  * Return: true if rmap_oplog_key is on.
@@ -771,7 +1001,7 @@ static int __init rmap_oplog_init(void)
 	rmap_oplog_registered = true;
 	if (rmap_oplog_boot_on)
 		rmap_oplog_switch(true);
-	pr_info("rmap_oplog: file reverse-map inserts of fork and mmap() logged per CPU: %s\n",
+	pr_info("rmap_oplog: file reverse-map inserts and removes logged per CPU: %s\n",
 		rmap_oplog_boot_on ? "on" : "off");
 
 	dir = debugfs_create_dir("rmap_oplog", NULL);

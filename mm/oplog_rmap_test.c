@@ -5,9 +5,11 @@
  * the logging CPU and at another CPU's unlink, put into the tree by every
  * taker of i_mmap_rwsem (readers upgrade; a trylock reader gives up if
  * the upgrade is contended), refused while the rwsem is held, spilled by
- * an eviction or a dead CPU, and flushed when the address space dies.
- * The VMAs are bare structures in no mm: only the fields the interval
- * tree reads are set.
+ * an eviction or a dead CPU, and flushed when the address space dies;
+ * logged removes of VMAs in the tree, and the hand-off of a VMA's free
+ * between its owner and the log.  The VMAs are bare structures in no mm:
+ * only the fields the interval tree reads are set; those that the log may
+ * free come from vm_area_alloc().
  */
 
 #include <kunit/test.h>
@@ -99,6 +101,26 @@ static bool rt_in_tree(struct rt_ctx *t, struct vm_area_struct *want)
 	return false;
 }
 
+/*
+ * A VMA that the log may free (vm_area_free()): from vm_area_alloc(), over
+ * pgoff @pgoff, in @t's tree.
+ */
+static struct vm_area_struct *rt_alloc_in_tree(struct kunit *test,
+					       struct rt_ctx *t, pgoff_t pgoff)
+{
+	struct vm_area_struct *vma = vm_area_alloc(&init_mm);
+
+	KUNIT_ASSERT_NOT_NULL(test, vma);
+	vma->vm_start = 0x200000UL + pgoff * PAGE_SIZE;
+	vma->vm_end = vma->vm_start + 4 * PAGE_SIZE;
+	vma->vm_pgoff = pgoff;
+	vm_flags_init(vma, VM_READ | VM_MAYREAD);
+	i_mmap_lock_write(t->mapping);
+	vma_interval_tree_insert(vma, &t->mapping->i_mmap);
+	i_mmap_unlock_write(t->mapping);
+	return vma;
+}
+
 /* Empty the tree and release the address space: nothing may be left. */
 static void rt_done(struct kunit *test, struct rt_ctx *t)
 {
@@ -148,8 +170,9 @@ static void rmap_oplog_test_local_absorb(struct kunit *test)
 /*
  * Global absorption: a VMA logged on CPU a and unlinked on CPU b is not
  * in b's log; the unlink's flush cancels it against the removal instead
- * of putting it into the tree, and leaves the others spilled, so that a
- * later removal can absorb its own too.
+ * of putting it into the tree.  The others, spilled by that flush, go in
+ * (their removal is logged later, which is cheaper than absorbing them
+ * under the lock), and the logs stay attached.
  */
 static void rmap_oplog_test_global_absorb(struct kunit *test)
 {
@@ -177,33 +200,30 @@ static void rmap_oplog_test_global_absorb(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, vmas[0], t->vmas[3]);
 	/* Left to the caller: it removes vmas[3] from the tree itself. */
 	vma_interval_tree_remove(vmas[0], &t->mapping->i_mmap);
-	/* The others stay spilled, for their own removals to absorb. */
-	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 0);
-	i_mmap_unlock_write(t->mapping);
-	KUNIT_EXPECT_TRUE(test, mapping_mapped(t->mapping));
-
-	/* vmas[1]'s removal absorbs it from the spill list. */
-	vmas[0] = t->vmas[1];
-	KUNIT_EXPECT_EQ(test, rmap_oplog_lock_unlink(t->mapping, vmas, 1), 0);
+	KUNIT_EXPECT_FALSE(test, rt_in_tree(t, t->vmas[0]));
+	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[1]));
+	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[2]));
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 2);
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_insert_logged(t->vmas[1]));
+	KUNIT_EXPECT_NE(test, READ_ONCE(t->mapping->i_mmap_oplog.cpus), 0UL);
 	i_mmap_unlock_write(t->mapping);
 
 	/* Removing only stock VMAs synchronizes nothing. */
 	i_mmap_lock_write(t->mapping);
 	vma_interval_tree_insert(t->vmas[3], &t->mapping->i_mmap);
 	i_mmap_unlock_write(t->mapping);
-	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[1]));
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[0]));
 	vmas[0] = t->vmas[3];
 	KUNIT_EXPECT_EQ(test, rmap_oplog_lock_unlink(t->mapping, vmas, 1), 1);
 	vma_interval_tree_remove(t->vmas[3], &t->mapping->i_mmap);
-	KUNIT_EXPECT_NE(test, t->mapping->i_mmap_oplog.cpus, 0UL);
-	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 1);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_insert_logged(t->vmas[0]));
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 2);
 	i_mmap_unlock_write(t->mapping);
 
-	/* The next writer puts the others in. */
+	/* The next writer puts the last one in. */
 	i_mmap_lock_write(t->mapping);
-	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 2);
-	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[1]));
-	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[2]));
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 3);
+	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[0]));
 	i_mmap_unlock_write(t->mapping);
 	rt_done(test, t);
 }
@@ -328,9 +348,10 @@ static void rmap_oplog_test_spill(struct kunit *test)
  * A VMA whose insert is logged is split (vma_prepare() and vma_complete(),
  * under rmap_oplog_lock_vmas()): the lock puts it into the tree first, so
  * that it can be taken out, shrunk and put back with the new part beside
- * it.  The other logged inserts stay logged and the logs attached: one
- * still in this CPU's log is taken from there, one in another CPU's log
- * through a synchronize that leaves the logs in place.
+ * it.  One still in this CPU's log is taken from there, and nothing else
+ * moves; one in another CPU's log is put in through a synchronize that
+ * leaves the logs attached, and the other inserts that synchronize
+ * spilled go in with it.
  */
 static void rmap_oplog_test_split(struct kunit *test)
 {
@@ -374,14 +395,10 @@ static void rmap_oplog_test_split(struct kunit *test)
 	rmap_oplog_lock_vmas(t->mapping, vmas, 2);
 	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[3]));
 	KUNIT_EXPECT_FALSE(test, rmap_oplog_insert_logged(t->vmas[3]));
-	KUNIT_EXPECT_FALSE(test, rt_in_tree(t, t->vmas[2]));
-	KUNIT_EXPECT_TRUE(test, rmap_oplog_insert_logged(t->vmas[2]));
-	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 3);
-	i_mmap_unlock_write(t->mapping);
-	/* The next writer puts the rest in. */
-	i_mmap_lock_write(t->mapping);
 	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[2]));
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_insert_logged(t->vmas[2]));
 	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 4);
+	KUNIT_EXPECT_NE(test, READ_ONCE(t->mapping->i_mmap_oplog.cpus), 0UL);
 	i_mmap_unlock_write(t->mapping);
 	rt_unpin();
 	rt_done(test, t);
@@ -424,6 +441,142 @@ static void rmap_oplog_test_lock_insert(struct kunit *test)
 	vma_interval_tree_insert_after(t->vmas[1], t->vmas[0], &t->mapping->i_mmap);
 	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 4);
 	i_mmap_unlock_write(t->mapping);
+	rt_done(test, t);
+}
+
+/*
+ * The removal of a VMA in the tree is logged: the VMA stays there, still
+ * counted by mapping_mapped(), until a reader synchronizes; a VMA whose
+ * insert is logged is not taken (rmap_oplog_absorb_local() and the lock
+ * deal with it).  Whoever of the VMA's owner (remove_vma()) and the
+ * synchronize comes second frees it: vmas[0] is released after, and its
+ * owner frees it (here: the test); the other is handed off before, and the
+ * synchronize frees it (KASAN and kmemleak see a double or lost free).
+ * While i_mmap_rwsem is held with no log attached, the removal is refused
+ * and left to the caller.
+ */
+static void rmap_oplog_test_remove(struct kunit *test)
+{
+	struct rt_ctx *t = rt_new(test);
+	struct vm_area_struct *vma, *vmas[3];
+
+	vma = rt_alloc_in_tree(test, t, 16);
+	i_mmap_lock_write(t->mapping);
+	vma_interval_tree_insert(t->vmas[0], &t->mapping->i_mmap);
+	i_mmap_unlock_write(t->mapping);
+
+	i_mmap_lock_read(t->mapping);
+	vmas[0] = t->vmas[0];
+	KUNIT_EXPECT_EQ(test, rmap_oplog_log_removes(t->mapping, vmas, 1), 1);
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_vma_release(t->vmas[0]));
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 2);
+	i_mmap_unlock_read(t->mapping);
+
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[1]));
+	vmas[0] = t->vmas[1];
+	vmas[1] = t->vmas[0];
+	vmas[2] = vma;
+	KUNIT_EXPECT_EQ(test, rmap_oplog_log_removes(t->mapping, vmas, 3), 1);
+	KUNIT_EXPECT_PTR_EQ(test, vmas[0], t->vmas[1]);
+	KUNIT_EXPECT_TRUE(test, mapping_mapped(t->mapping));
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_vma_release(vma));
+
+	i_mmap_lock_read(t->mapping);
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 1);
+	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[1]));
+	i_mmap_unlock_read(t->mapping);
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_vma_release(t->vmas[0]));
+	rt_done(test, t);
+}
+
+/* Log the removal of @vma, in @t's tree, and have it spilled. */
+static void rt_spill_remove(struct kunit *test, struct rt_ctx *t,
+			    struct vm_area_struct *vma)
+{
+	KUNIT_EXPECT_EQ(test, rmap_oplog_log_removes(t->mapping, &vma, 1), 0);
+	/* Logging off drains the logs, as evictions and full logs do. */
+	KUNIT_ASSERT_EQ(test, rmap_oplog_switch(false), 0);
+	KUNIT_ASSERT_EQ(test, rmap_oplog_switch(true), 0);
+	KUNIT_EXPECT_FALSE(test, list_empty_careful(&t->mapping->i_mmap_spill));
+}
+
+/*
+ * Spilled removes are applied by every holder of the write lock that
+ * synchronizes only its own VMAs (a stock insert, an unlink, a split),
+ * not only by readers: a file that nobody reads does not collect the
+ * VMAs of its exited processes.
+ */
+static void rmap_oplog_test_remove_spill(struct kunit *test)
+{
+	struct rt_ctx *t = rt_new(test);
+	struct vm_area_struct *vmas[3], *stock = t->vmas[0];
+
+	vmas[0] = rt_alloc_in_tree(test, t, 16);
+	vmas[1] = rt_alloc_in_tree(test, t, 20);
+	vmas[2] = rt_alloc_in_tree(test, t, 24);
+	i_mmap_lock_write(t->mapping);
+	vma_interval_tree_insert(stock, &t->mapping->i_mmap);
+	i_mmap_unlock_write(t->mapping);
+
+	/* A stock insert's lock; the owner handed the VMA off before. */
+	rt_spill_remove(test, t, vmas[0]);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_vma_release(vmas[0]));
+	rmap_oplog_lock_insert(t->mapping, NULL);
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 3);
+	KUNIT_EXPECT_TRUE(test, list_empty(&t->mapping->i_mmap_spill));
+	i_mmap_unlock_write(t->mapping);
+
+	/* An unlink's, of a stock VMA; the owner comes after: it frees. */
+	rt_spill_remove(test, t, vmas[1]);
+	KUNIT_EXPECT_EQ(test, rmap_oplog_lock_unlink(t->mapping, &stock, 1), 1);
+	vma_interval_tree_remove(stock, &t->mapping->i_mmap);
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 1);
+	i_mmap_unlock_write(t->mapping);
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_vma_release(vmas[1]));
+	vm_area_free(vmas[1]);
+
+	/* A split's (vma_prepare()), of nothing logged. */
+	rt_spill_remove(test, t, vmas[2]);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_vma_release(vmas[2]));
+	rmap_oplog_lock_vmas(t->mapping, &stock, 1);
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 0);
+	KUNIT_EXPECT_TRUE(test, list_empty(&t->mapping->i_mmap_spill));
+	i_mmap_unlock_write(t->mapping);
+	rt_done(test, t);
+}
+
+/*
+ * Which removes may be logged: not those of hugetlb VMAs (PMD sharing)
+ * nor of shared writable ones (i_mmap_writable goes down at the unlink).
+ * The kept VMAs stay in order at the start of the array.
+ */
+static void rmap_oplog_test_remove_eligible(struct kunit *test)
+{
+	struct rt_ctx *t = rt_new(test);
+	struct vm_area_struct *vmas[3], *vma;
+
+	vm_flags_init(t->vmas[0], VM_READ | VM_MAYREAD | VM_SHARED |
+		      VM_MAYWRITE);
+	vm_flags_init(t->vmas[2], VM_READ | VM_MAYREAD | VM_HUGETLB);
+	i_mmap_lock_write(t->mapping);
+	vma_interval_tree_insert(t->vmas[0], &t->mapping->i_mmap);
+	vma_interval_tree_insert(t->vmas[2], &t->mapping->i_mmap);
+	i_mmap_unlock_write(t->mapping);
+	vma = rt_alloc_in_tree(test, t, 16);
+	vmas[0] = t->vmas[0];
+	vmas[1] = vma;
+	vmas[2] = t->vmas[2];
+	KUNIT_EXPECT_EQ(test, rmap_oplog_log_removes(t->mapping, vmas, 3), 2);
+	KUNIT_EXPECT_PTR_EQ(test, vmas[0], t->vmas[0]);
+	KUNIT_EXPECT_PTR_EQ(test, vmas[1], t->vmas[2]);
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_vma_release(t->vmas[0]));
+	i_mmap_lock_write(t->mapping);
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 2);
+	KUNIT_EXPECT_FALSE(test, rt_in_tree(t, vma));
+	i_mmap_unlock_write(t->mapping);
+	/* Applied before its owner was done: the owner frees it. */
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_vma_release(vma));
+	vm_area_free(vma);
 	rt_done(test, t);
 }
 
@@ -477,13 +630,14 @@ static void rmap_oplog_test_move_order(struct kunit *test)
 }
 
 /*
- * A CPU with a logged insert goes offline: OpLog detaches its logs, the
- * insert is spilled, and the next writer puts it into the tree.
+ * A CPU with a logged insert and a logged remove goes offline: OpLog
+ * detaches its logs, both are spilled, and the next writer applies them.
  */
 static void rmap_oplog_test_hotplug(struct kunit *test)
 {
 	struct rt_ctx *t = rt_new(test);
 	const unsigned int victim = 1;
+	struct vm_area_struct *vma;
 	unsigned int home;
 	int ret;
 
@@ -495,8 +649,11 @@ static void rmap_oplog_test_hotplug(struct kunit *test)
 	if (home == victim)
 		home = cpumask_next(victim, cpu_online_mask);
 
+	vma = rt_alloc_in_tree(test, t, 16);
 	rt_pin(test, victim);
 	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[0]));
+	KUNIT_EXPECT_EQ(test, rmap_oplog_log_removes(t->mapping, &vma, 1), 0);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_vma_release(vma));
 	rt_pin(test, home);
 	ret = remove_cpu(victim);
 	if (ret) {
@@ -512,26 +669,32 @@ static void rmap_oplog_test_hotplug(struct kunit *test)
 
 	i_mmap_lock_write(t->mapping);
 	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[0]));
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 1);
 	i_mmap_unlock_write(t->mapping);
 	rt_done(test, t);
 }
 
 /*
  * An address space that dies while a CPU still holds a log of it (emptied
- * by absorption) has that log detached, so that no log points to it.
+ * by absorption) has that log detached, so that no log points to it; the
+ * removes still logged are completed, and a VMA handed off is freed.
  */
 static void rmap_oplog_test_release(struct kunit *test)
 {
 	struct rt_ctx *t = rt_new(test);
 	struct vm_area_struct *vmas[1] = { t->vmas[0] };
+	struct vm_area_struct *vma = rt_alloc_in_tree(test, t, 16);
 
 	rt_pin(test, cpumask_first(cpu_online_mask));
 	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[0]));
 	KUNIT_EXPECT_EQ(test, rmap_oplog_absorb_local(t->mapping, vmas, 1), 0);
+	KUNIT_EXPECT_EQ(test, rmap_oplog_log_removes(t->mapping, &vma, 1), 0);
 	rt_unpin();
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_vma_release(vma));
 	KUNIT_EXPECT_NE(test, READ_ONCE(t->mapping->i_mmap_oplog.cpus), 0UL);
 	rmap_oplog_mapping_release(t->mapping);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(t->mapping->i_mmap_oplog.cpus), 0UL);
+	KUNIT_EXPECT_TRUE(test, RB_EMPTY_ROOT(&t->mapping->i_mmap.rb_root));
 	rt_done(test, t);
 }
 
@@ -576,6 +739,9 @@ static struct kunit_case rmap_oplog_test_cases[] = {
 	KUNIT_CASE(rmap_oplog_test_spill),
 	KUNIT_CASE(rmap_oplog_test_split),
 	KUNIT_CASE(rmap_oplog_test_lock_insert),
+	KUNIT_CASE(rmap_oplog_test_remove),
+	KUNIT_CASE(rmap_oplog_test_remove_spill),
+	KUNIT_CASE(rmap_oplog_test_remove_eligible),
 	KUNIT_CASE(rmap_oplog_test_move_order),
 	KUNIT_CASE(rmap_oplog_test_hotplug),
 	KUNIT_CASE(rmap_oplog_test_release),

@@ -35,7 +35,10 @@ struct oplog_obj {
  *
  * Embedded in the caller's structure, so that queueing never allocates.
  * The op belongs to OpLog from oplog_queue() until ->exec or ->absorb is
- * called on it; those callbacks hand it back (they may free it).
+ * called on it; those callbacks hand it back (they may free it).  OpLog
+ * reads @code only for a type with absorption flags; a type without them
+ * may change it atomically meanwhile (the file reverse map's hand-off of
+ * a removed VMA's free).
  */
 struct oplog_op {
 	struct list_head	node;

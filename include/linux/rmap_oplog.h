@@ -20,6 +20,9 @@ bool __rmap_oplog_fork_insert(struct vm_area_struct *vma,
 			      struct vm_area_struct *parent);
 int __rmap_oplog_absorb_local(struct address_space *mapping,
 			      struct vm_area_struct **vmas, int count);
+int __rmap_oplog_log_removes(struct address_space *mapping,
+			     struct vm_area_struct **vmas, int count);
+bool __rmap_oplog_vma_release(struct vm_area_struct *vma);
 int __rmap_oplog_lock_unlink(struct address_space *mapping,
 			     struct vm_area_struct **vmas, int count);
 void __rmap_oplog_lock_insert(struct address_space *mapping,
@@ -88,10 +91,11 @@ static inline bool rmap_oplog_mmap_insert(struct vm_area_struct *vma)
  * the tree.  One still in this CPU's log is taken out of it there (local
  * absorption of the logged insert: no other CPU's line is touched); for
  * the others every CPU's log is applied with the logs left attached
- * (oplog_synchronize_all_locked()).  No other logged insert is put into
- * the tree: the caller reads nothing else there, so an exec's ld.so,
- * which splits the VMAs of the libraries it maps, leaves every other
- * CPU's logs of libc in place.
+ * (oplog_synchronize_all_locked()).  Nothing else still in a per-CPU
+ * log is applied: the caller reads nothing else there, so an exec's
+ * ld.so, which splits the VMAs of the libraries it maps, leaves every
+ * other CPU's logs of libc in place.  What was already spilled (evictions,
+ * full logs) is applied, so that logged removes do not pile up.
  * Context: task context; sleeps.  Unlock with i_mmap_unlock_write().
  */
 static inline void rmap_oplog_lock_vmas(struct address_space *mapping,
@@ -150,6 +154,54 @@ static inline int rmap_oplog_absorb_local(struct address_space *mapping,
 }
 
 /**
+ * rmap_oplog_log_removes() - log the removal of file VMAs that are in i_mmap
+ * @mapping: the address space that every VMA of @vmas maps
+ * @vmas: VMAs about to be removed from @mapping->i_mmap, whose logged
+ *	inserts rmap_oplog_absorb_local() did not find
+ * @count: the number of @vmas
+ *
+ * Logs, in this CPU's log of @mapping, the removal of each VMA of @vmas
+ * that is in the tree (its insert is not logged) and eligible (not
+ * hugetlb, DAX, VM_IO, a PFN or mixed map, or shared writable), and drops
+ * it from @vmas.  The VMA stays in the tree until somebody synchronizes
+ * @mapping; every walker does so before reading the tree, so none meets
+ * it after its page tables are freed.  Its memory then belongs to the log
+ * as much as to the caller: remove_vma() must ask rmap_oplog_vma_release()
+ * before freeing it.  A VMA whose removal cannot be logged (i_mmap_rwsem
+ * is held: ->attach refuses) is kept, packed at the start of @vmas.
+ * Context: task context, without i_mmap_rwsem, @vmas' mm's page table
+ * entries of @vmas already zapped; does not sleep.
+ * Return: how many VMAs the caller must still remove.
+ */
+static inline int rmap_oplog_log_removes(struct address_space *mapping,
+					 struct vm_area_struct **vmas,
+					 int count)
+{
+	if (static_branch_unlikely(&rmap_oplog_logged_key))
+		return __rmap_oplog_log_removes(mapping, vmas, count);
+	return count;
+}
+
+/**
+ * rmap_oplog_vma_release() - the owner of an unlinked VMA is done with it
+ * @vma: a VMA on its way out of remove_vma(), closed, its file put
+ *
+ * The hand-off of a VMA whose removal from i_mmap is logged
+ * (rmap_oplog_log_removes()): if the remove is still logged, the log
+ * takes the VMA and frees it once the remove is applied; otherwise (the
+ * remove was applied, or never logged) the caller frees it as usual.  The
+ * log needs no more than the VMA's memory: its mm, file and policy may go.
+ * Context: any; does not sleep.
+ * Return: true if the caller must not free @vma.
+ */
+static inline bool rmap_oplog_vma_release(struct vm_area_struct *vma)
+{
+	return static_branch_unlikely(&rmap_oplog_logged_key) &&
+	       READ_ONCE(vma->i_mmap_op.code) &&
+	       __rmap_oplog_vma_release(vma);
+}
+
+/**
  * rmap_oplog_lock_unlink() - lock i_mmap for removing VMAs, absorbing first
  * @mapping: the address space that every VMA of @vmas maps
  * @vmas: VMAs about to be removed from @mapping->i_mmap
@@ -159,9 +211,10 @@ static inline int rmap_oplog_absorb_local(struct address_space *mapping,
  * logged, applies what every CPU logged (oplog_synchronize_all_locked(),
  * the logs stay attached) and cancels that insert against the removal (global
  * absorption); such VMAs are dropped from @vmas as
- * rmap_oplog_absorb_local() does.  Other logged inserts stay logged or
- * spilled, for their own removals to absorb: the caller may only take VMAs
- * of @vmas out of the tree.  Returns with i_mmap_rwsem held for write:
+ * rmap_oplog_absorb_local() does.  What other CPUs logged is applied
+ * only as far as it was spilled (by this call, or earlier by evictions and
+ * full logs); their logs stay attached.  The caller may only take VMAs of
+ * @vmas out of the tree.  Returns with i_mmap_rwsem held for write:
  * unlock with i_mmap_unlock_write().
  * Context: task context; sleeps.
  * Return: how many VMAs the caller must still remove from the tree.
@@ -186,7 +239,8 @@ static inline int rmap_oplog_lock_unlink(struct address_space *mapping,
  * if @parent's own insert is still logged, synchronizes @mapping so that
  * @parent is in the tree.  Nothing else needs to be: the caller reads
  * nothing but @parent's place, so mmap() and exec do not flush every
- * CPU's logs of the file.
+ * CPU's logs of the file.  What was already spilled is applied, as
+ * rmap_oplog_lock_vmas() does.
  * Context: task context; sleeps.  Unlock with i_mmap_unlock_write().
  */
 static inline void rmap_oplog_lock_insert(struct address_space *mapping,
@@ -285,6 +339,18 @@ static inline int rmap_oplog_absorb_local(struct address_space *mapping,
 					  int count)
 {
 	return count;
+}
+
+static inline int rmap_oplog_log_removes(struct address_space *mapping,
+					 struct vm_area_struct **vmas,
+					 int count)
+{
+	return count;
+}
+
+static inline bool rmap_oplog_vma_release(struct vm_area_struct *vma)
+{
+	return false;
 }
 
 static inline int rmap_oplog_lock_unlink(struct address_space *mapping,

@@ -53,6 +53,16 @@
  *     and each sibling still finds its insert in its own log at munmap()
  *     (absorbed_local grows by one per sibling, plus one).  Then the file
  *     is truncated and the moved page must give SIGBUS.
+ *  9. remove: children on every CPU map a two-page file (inserts logged)
+ *     and fault page 0 in; a hole punch of page 1 puts their VMAs into
+ *     the tree (applied grows); then the children exit, each on its CPU:
+ *     the removal of a VMA in the tree is logged there (logged_remove
+ *     grows) and the VMA handed off to the log (handed_off grows), since
+ *     nothing synchronizes the file before the exit frees it.  The parent
+ *     then truncates the file: the truncate's walk applies the removes
+ *     first (applied_remove grows), and the parent's own page must give
+ *     SIGBUS.  Under KASAN, a walk that met an exited child's VMA would
+ *     touch freed page tables.
  *
  * The debug boot runs these under lockdep and KASAN; a lost or doubled
  * insert also shows as a splat (a VMA freed while in the tree).
@@ -1002,12 +1012,118 @@ static void test_move(void)
 	ksft_test_result(!bad, "move\n");
 }
 
+/*
+ * 9., in a child pinned to @cpu: map both pages of the file (the insert is
+ * logged), fault page 0 in, say so, and exit when let go: the exit logs the
+ * removal of this VMA and of the copy of the parent's, both in the tree by
+ * then.
+ */
+static int remove_child(int fd, int cpu, struct gate *g)
+{
+	char *p = MAP_FAILED;
+	int ret = 0;
+
+	if (pin(cpu))
+		ret = 2;
+	else
+		p = mmap(NULL, 2 * page_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (!ret && (p == MAP_FAILED || probe(p) != 'a'))
+		ret = 3;
+	if (gate_wait(g))
+		return 2;
+	return ret;
+}
+
+/* 9. The removal of a VMA in the tree is logged, and its free handed off. */
+static void test_remove(void)
+{
+	long ins0, ins1, log0, log1, hand0, hand1, app0, app1;
+	pid_t pids[NR_CHILDREN] = { };
+	int fd, i, n, bad = 0;
+	char path[128];
+	struct gate g;
+	char *map;
+
+	n = ncpu < NR_CHILDREN ? ncpu : NR_CHILDREN;
+	fd = make_file("remove", 2, path, sizeof(path));
+	map = fd < 0 ? MAP_FAILED :
+	      mmap(NULL, page_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED || gate_open(&g)) {
+		ksft_test_result_fail("remove: setup: %s\n", strerror(errno));
+		return;
+	}
+	if (probe(map) != 'a')
+		bad++;
+	for (i = 0; i < n; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0) {
+			ksft_print_msg("remove: fork: %s\n", strerror(errno));
+			n = i;
+			bad++;
+			break;
+		}
+		if (pids[i] == 0)
+			_exit(remove_child(fd, i, &g));
+	}
+	if (gate_gather(&g, n))
+		bad = NR_CHILDREN;
+	/* The hole punch's walk puts every logged insert into the tree. */
+	ins0 = stat_of("applied");
+	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		      page_size, page_size)) {
+		ksft_print_msg("remove: punch: %s\n", strerror(errno));
+		bad++;
+	}
+	ins1 = stat_of("applied");
+	log0 = stat_of("logged_remove");
+	hand0 = stat_of("handed_off");
+	gate_release(&g, n);
+	bad += wait_children(pids, n);
+	log1 = stat_of("logged_remove");
+	hand1 = stat_of("handed_off");
+	app0 = stat_of("applied_remove");
+	if (ftruncate(fd, 0))
+		bad++;
+	app1 = stat_of("applied_remove");
+	if (probe(map) != -1) {
+		ksft_print_msg("remove: the parent's page still mapped after the truncate\n");
+		bad++;
+	}
+	ksft_print_msg("remove: %ld inserts put in by the punch; %d exits\n",
+		       ins1 - ins0, n);
+	ksft_print_msg("remove: %ld removes logged, %ld VMAs handed off\n",
+		       log1 - log0, hand1 - hand0);
+	ksft_print_msg("remove: %ld removes applied by the truncate\n",
+		       app1 - app0);
+	/*
+	 * Each child has two VMAs of the file: its own and the copy of the
+	 * parent's.  Its other exits' removes (libc's data) count too, but
+	 * only the file's wait for the truncate.
+	 */
+	if (ins1 - ins0 < 2 * n) {
+		ksft_print_msg("remove: the punch put too few inserts in\n");
+		bad++;
+	}
+	if (log1 - log0 < 2 * n || hand1 - hand0 < 2 * n) {
+		ksft_print_msg("remove: exits removed VMAs from the tree under the lock\n");
+		bad++;
+	}
+	if (app1 - app0 < 2 * n) {
+		ksft_print_msg("remove: the truncate applied too few removes\n");
+		bad++;
+	}
+	munmap(map, page_size);
+	close(fd);
+	gate_close(&g);
+	ksft_test_result(!bad, "remove\n");
+}
+
 int main(void)
 {
 	long saved;
 
 	ksft_print_header();
-	ksft_set_plan(8);
+	ksft_set_plan(9);
 	if (getuid())
 		ksft_exit_skip("needs root\n");
 	if (sysfs_read_long(SWITCH, &saved))
@@ -1032,6 +1148,7 @@ int main(void)
 	test_reclaim();
 	test_mmap();
 	test_move();
+	test_remove();
 
 	umount2(root, MNT_DETACH);
 	rmdir(root);
