@@ -240,8 +240,9 @@ static void rmap_oplog_count(enum rmap_oplog_stat s, unsigned long n)
 /*
  * Is the insert of @vma logged (in a per-CPU log or the spill list), not
  * in the tree?  &oplog_op.code is OPLOG_ADD from rmap_oplog_queue_insert()
- * until the insert is put into the tree or absorbed, and 0 otherwise
- * (vm_area_alloc() zeroes it, vm_area_dup() clears it).  Exact under
+ * until the insert is put into the tree or absorbed, 0 while the VMA is
+ * in the tree (vm_area_alloc() zeroes it, vm_area_dup() clears it), and
+ * a remove's code from its unlink on (see "Lifetime").  Exact under
  * i_mmap_rwsem held for write, or in the VMA's own unlink.
  */
 static bool rmap_oplog_logged(struct vm_area_struct *vma)
@@ -390,8 +391,8 @@ void rmap_oplog_mapping_release(struct address_space *mapping)
 }
 
 /*
- * Take every logged insert of @mapping: flush every CPU's log to the spill
- * list and move that to @batch.  Object lock held.
+ * Take every logged operation of @mapping: flush every CPU's log to the
+ * spill list and move that to @batch.  Object lock held.
  */
 static void rmap_oplog_take(struct address_space *mapping,
 			    struct list_head *batch)
@@ -471,7 +472,7 @@ static void rmap_oplog_apply_spill(struct address_space *mapping)
 }
 
 /**
- * __rmap_oplog_sync() - put every logged insert of a mapping into its tree
+ * __rmap_oplog_sync() - apply every logged operation of a mapping to its tree
  * @mapping: the address space
  *
  * The synchronize of the thesis (section 6.1) for the reverse map: flushes
@@ -495,7 +496,7 @@ void __rmap_oplog_sync(struct address_space *mapping)
 }
 EXPORT_SYMBOL(__rmap_oplog_sync);
 
-/* Is an insert of @mapping logged or spilled?  Exact: object lock taken. */
+/* Is anything of @mapping logged or spilled?  Exact: object lock taken. */
 static bool rmap_oplog_has_logged(struct address_space *mapping)
 {
 	bool logged;
@@ -512,7 +513,7 @@ static bool rmap_oplog_has_logged(struct address_space *mapping)
  * @mapping: the address space, its i_mmap_rwsem held for read
  * @trylock: the caller took the read lock with a trylock
  *
- * If nothing is logged for @mapping, return at once: no insert can be
+ * If nothing is logged for @mapping, return at once: nothing can be
  * logged until the read lock is released (->attach refuses).  Otherwise
  * trade the read lock for the write lock (waiting, or trying once when
  * @trylock), synchronize, and downgrade: the tree may be written only by a
