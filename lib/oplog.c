@@ -1265,6 +1265,25 @@ static unsigned long oplog_type_nr_vacant(struct oplog_type *type)
 	return oplog_type_sum(type, true);
 }
 
+/*
+ * Logs in @cpu's cache of @type, objects' and vacant ones (0 if it has no
+ * cache).  Read under the cache lock: a flush moves a log from one count
+ * to the other under it, and oplog_cpu_dead() must not see the log in
+ * neither.  Context: may not be called under a cache lock.
+ */
+static unsigned int oplog_cpu_nr_logs(struct oplog_type *type, unsigned int cpu)
+{
+	struct oplog_cache *cache = oplog_cache_of(type, cpu);
+	unsigned int n;
+
+	if (!cache)
+		return 0;
+	raw_spin_lock(&cache->lock);
+	n = cache->nr_logs + cache->nr_vacant;
+	raw_spin_unlock(&cache->lock);
+	return n;
+}
+
 /**
  * oplog_type_drain() - detach every log of a type
  * @type: a registered type
@@ -1384,7 +1403,7 @@ static int oplog_stats_show(struct seq_file *m, void *v)
 		for (s = 0; s < OPLOG_NR_STATS; s++)
 			sum[s] += local_read(&cache->stats[s]);
 		if (!cpu_online(cpu))
-			offline_logs += READ_ONCE(cache->nr_logs);
+			offline_logs += oplog_cpu_nr_logs(type, cpu);
 	}
 	/* A hit counts only as a hit; "queued" is every accepted operation. */
 	sum[OPLOG_STAT_QUEUED] += sum[OPLOG_STAT_HITS];
@@ -1393,8 +1412,9 @@ static int oplog_stats_show(struct seq_file *m, void *v)
 		   type->nr_slots, type->max_len, caches,
 		   oplog_type_nr_logs(type));
 	/*
-	 * Logs of CPUs that are not online: 0 once oplog_cpu_dead() ran for
-	 * each of them (a CPU on its way down may still hold some).
+	 * Logs of CPUs that are not online, vacant ones included: 0 once
+	 * oplog_cpu_dead() ran for each of them (a CPU on its way down may
+	 * still hold some).
 	 */
 	seq_printf(m, "offline_logs %lu\n", offline_logs);
 	/* Left in their slots by flushes, for the next miss there. */
@@ -1550,22 +1570,16 @@ void oplog_type_unregister(struct oplog_type *type)
 }
 EXPORT_SYMBOL_GPL(oplog_type_unregister);
 
-/* Logs in @cpu's cache of @type (0 if it has none): a snapshot. */
-static unsigned int oplog_cpu_nr_logs(struct oplog_type *type, unsigned int cpu)
-{
-	struct oplog_cache *cache = oplog_cache_of(type, cpu);
-
-	return cache ? READ_ONCE(cache->nr_logs) : 0;
-}
-
 /*
  * A CPU died: apply and detach all its logs, so that their memory and the
  * objects' attachments go (what it logged would not be lost otherwise:
  * every synchronize visits offline CPUs' logs too).  oplog_evict_cpu()
  * skips an object whose lock is busy; nothing attaches a log to a dead
  * CPU's cache (only a CPU's own queue() does), so retrying until the
- * cache is empty ends once those holders unlock.  The mutex is dropped
- * between passes, for the shrinker's trylock.
+ * cache is empty ends once those holders unlock.  Empty counts vacant
+ * logs too: the holder may be a flush that vacates the log after the
+ * pass has scanned its slot, and the next pass frees it.  The mutex is
+ * dropped between passes, for the shrinker's trylock.
  */
 static int oplog_cpu_dead(unsigned int cpu)
 {
