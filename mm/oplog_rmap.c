@@ -118,8 +118,12 @@
  * remove_vma() asks rmap_oplog_vma_release(), which moves the op's code
  * from OPLOG_REMOVE to RMAP_OPLOG_CODE_HANDED_OFF, and the apply moves it
  * to RMAP_OPLOG_CODE_REMOVED after taking the VMA out of the tree;
- * whichever comes second, seeing the other's code, frees the VMA
- * (vm_area_free()).
+ * whichever comes second, seeing the other's code, frees the VMA.  The
+ * free is the one remove_vma() would have made: vm_area_free(), after a
+ * grace period for lock_vma_under_rcu(), or __vm_area_free() at once for
+ * exit_mmap()'s VMAs, which no RCU walker of their mm can reach
+ * (RMAP_OPLOG_CODE_UNREACHABLE); the log's own accesses to the VMA are
+ * all under its locks, so it adds no reader that needs a grace period.
  * Until then the log needs only the VMA's memory: the owner has put its
  * file and policy, its mm may be gone, and no walker reaches it (walkers
  * synchronize first).  A logged remove does not pin the file, so that a
@@ -145,9 +149,10 @@
  * and, from dup_mmap(), mmap() and the unlinks of munmap() and exit
  * (free_pgtables()), mmap_lock -> mapping->i_mmap_oplog_lock, without
  * i_mmap_rwsem.  Another mapping's object lock is only trylocked (OpLog's
- * eviction).  vm_area_free() of a handed-off VMA runs under i_mmap_rwsem,
- * or under the object lock when the inode dies; it only queues an RCU
- * callback or frees slab memory.
+ * eviction).  The free of a handed-off VMA (vm_area_free() or
+ * __vm_area_free()) runs under i_mmap_rwsem, or under the object lock
+ * when the inode dies; it only queues an RCU callback or frees slab
+ * memory (the VMA, its vm_lock, numab state and anon_vma_name).
  *
  * Architectures: those whose flush_dcache_page() walks i_mmap under a
  * spinlock of its own (arm, parisc, nios2, csky) or decides on
@@ -226,16 +231,6 @@ static void rmap_oplog_count(enum rmap_oplog_stat s, unsigned long n)
 {
 	this_cpu_add(rmap_oplog_stats[s], n);
 }
-
-/*
- * &oplog_op.code of a VMA whose removal from the tree is logged, beyond
- * OpLog's %OPLOG_REMOVE (logged; the VMA is still its owner's, the task
- * unmapping it): the hand-off of the VMA's free between that owner
- * (remove_vma()) and whoever applies the remove.  The second of the two
- * frees it; see "Lifetime" above.
- */
-#define RMAP_OPLOG_CODE_HANDED_OFF	3	/* the owner is done: the log frees it */
-#define RMAP_OPLOG_CODE_REMOVED		4	/* out of the tree: the owner frees it */
 
 /*
  * Is the insert of @vma logged (in a per-CPU log or the spill list), not
@@ -346,11 +341,16 @@ static void rmap_oplog_removed(struct vm_area_struct *vma)
 	if (try_cmpxchg(&vma->i_mmap_op.code, &code, RMAP_OPLOG_CODE_REMOVED))
 		return;
 	/* Anything but a hand-off: leak it rather than free it in use. */
-	if (WARN_ON_ONCE(code != RMAP_OPLOG_CODE_HANDED_OFF))
+	if (WARN_ON_ONCE(code != RMAP_OPLOG_CODE_HANDED_OFF &&
+			 code != RMAP_OPLOG_CODE_UNREACHABLE))
 		return;
 	/* The owner handed it off in remove_vma(): it is ours. */
 	smp_acquire__after_ctrl_dep();
-	vm_area_free(vma);
+	/* Free it as remove_vma() would have: see "Lifetime". */
+	if (code == RMAP_OPLOG_CODE_UNREACHABLE)
+		__vm_area_free(vma);
+	else
+		vm_area_free(vma);
 }
 
 /**
@@ -406,8 +406,9 @@ static void rmap_oplog_take(struct address_space *mapping,
 /*
  * Apply the logged inserts and removes of @batch to the tree.  i_mmap_rwsem
  * held for write.  An insert's code is OPLOG_ADD until here; a remove's is
- * OPLOG_REMOVE or RMAP_OPLOG_CODE_HANDED_OFF (its owner may change one
- * into the other meanwhile, and nothing else touches it).  Operations on
+ * OPLOG_REMOVE or a hand-off, RMAP_OPLOG_CODE_HANDED_OFF or _UNREACHABLE
+ * (its owner may change the first into one of the others meanwhile, and
+ * nothing else touches it).  Operations on
  * different VMAs commute, and no VMA has both logged, so the order does
  * not matter.
  */
@@ -435,7 +436,8 @@ static void rmap_oplog_apply(struct address_space *mapping,
 			continue;
 		}
 		if (WARN_ON_ONCE(code != OPLOG_REMOVE &&
-				 code != RMAP_OPLOG_CODE_HANDED_OFF))
+				 code != RMAP_OPLOG_CODE_HANDED_OFF &&
+				 code != RMAP_OPLOG_CODE_UNREACHABLE))
 			continue;
 		flush_dcache_mmap_lock(mapping);
 		vma_interval_tree_remove(vma, &mapping->i_mmap);
@@ -736,17 +738,19 @@ keep:
 /**
  * __rmap_oplog_vma_release() - see rmap_oplog_vma_release()
  * @vma: the VMA, its i_mmap_op.code not 0
+ * @unreachable: no RCU walker of @vma's mm can reach @vma
  *
  * Context: see rmap_oplog_vma_release().
  * Return: true if the log frees @vma.
  */
-bool __rmap_oplog_vma_release(struct vm_area_struct *vma)
+bool __rmap_oplog_vma_release(struct vm_area_struct *vma, bool unreachable)
 {
 	unsigned int code = OPLOG_REMOVE;
 
 	/* Pairs with rmap_oplog_removed()'s try_cmpxchg(). */
 	if (try_cmpxchg(&vma->i_mmap_op.code, &code,
-			RMAP_OPLOG_CODE_HANDED_OFF)) {
+			unreachable ? RMAP_OPLOG_CODE_UNREACHABLE :
+				      RMAP_OPLOG_CODE_HANDED_OFF)) {
 		rmap_oplog_count(RMAP_OPLOG_HANDED_OFF, 1);
 		return true;
 	}

@@ -102,8 +102,8 @@ static bool rt_in_tree(struct rt_ctx *t, struct vm_area_struct *want)
 }
 
 /*
- * A VMA that the log may free (vm_area_free()): from vm_area_alloc(), over
- * pgoff @pgoff, in @t's tree.
+ * A VMA that the log may free (vm_area_free() or __vm_area_free()): from
+ * vm_area_alloc(), over pgoff @pgoff, in @t's tree.
  */
 static struct vm_area_struct *rt_alloc_in_tree(struct kunit *test,
 					       struct rt_ctx *t, pgoff_t pgoff)
@@ -450,7 +450,8 @@ static void rmap_oplog_test_lock_insert(struct kunit *test)
  * insert is logged is not taken (rmap_oplog_absorb_local() and the lock
  * deal with it).  Whoever of the VMA's owner (remove_vma()) and the
  * synchronize comes second frees it: vmas[0] is released after, and its
- * owner frees it (here: the test); the other is handed off before, and the
+ * owner frees it (here: the test); the other is handed off before, as
+ * exit_mmap() does (unreachable: freed without a grace period), and the
  * synchronize frees it (KASAN and kmemleak see a double or lost free).
  * While i_mmap_rwsem is held with no log attached, the removal is refused
  * and left to the caller.
@@ -468,7 +469,7 @@ static void rmap_oplog_test_remove(struct kunit *test)
 	i_mmap_lock_read(t->mapping);
 	vmas[0] = t->vmas[0];
 	KUNIT_EXPECT_EQ(test, rmap_oplog_log_removes(t->mapping, vmas, 1), 1);
-	KUNIT_EXPECT_FALSE(test, rmap_oplog_vma_release(t->vmas[0]));
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_vma_release(t->vmas[0], false));
 	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 2);
 	i_mmap_unlock_read(t->mapping);
 
@@ -479,13 +480,17 @@ static void rmap_oplog_test_remove(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rmap_oplog_log_removes(t->mapping, vmas, 3), 1);
 	KUNIT_EXPECT_PTR_EQ(test, vmas[0], t->vmas[1]);
 	KUNIT_EXPECT_TRUE(test, mapping_mapped(t->mapping));
-	KUNIT_EXPECT_TRUE(test, rmap_oplog_vma_release(vma));
+	/* From exit_mmap(): the log frees it without a grace period. */
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_vma_release(vma, true));
+	/* Still allocated: only this test's synchronize applies the remove. */
+	KUNIT_EXPECT_EQ(test, READ_ONCE(vma->i_mmap_op.code),
+			RMAP_OPLOG_CODE_UNREACHABLE);
 
 	i_mmap_lock_read(t->mapping);
 	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 1);
 	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[1]));
 	i_mmap_unlock_read(t->mapping);
-	KUNIT_EXPECT_FALSE(test, rmap_oplog_vma_release(t->vmas[0]));
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_vma_release(t->vmas[0], false));
 	rt_done(test, t);
 }
 
@@ -520,7 +525,10 @@ static void rmap_oplog_test_remove_spill(struct kunit *test)
 
 	/* A stock insert's lock; the owner handed the VMA off before. */
 	rt_spill_remove(test, t, vmas[0]);
-	KUNIT_EXPECT_TRUE(test, rmap_oplog_vma_release(vmas[0]));
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_vma_release(vmas[0], false));
+	/* Still allocated: the mapping is this test's own. */
+	KUNIT_EXPECT_EQ(test, READ_ONCE(vmas[0]->i_mmap_op.code),
+			RMAP_OPLOG_CODE_HANDED_OFF);
 	rmap_oplog_lock_insert(t->mapping, NULL);
 	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 3);
 	KUNIT_EXPECT_TRUE(test, list_empty(&t->mapping->i_mmap_spill));
@@ -532,12 +540,14 @@ static void rmap_oplog_test_remove_spill(struct kunit *test)
 	vma_interval_tree_remove(stock, &t->mapping->i_mmap);
 	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 1);
 	i_mmap_unlock_write(t->mapping);
-	KUNIT_EXPECT_FALSE(test, rmap_oplog_vma_release(vmas[1]));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(vmas[1]->i_mmap_op.code),
+			RMAP_OPLOG_CODE_REMOVED);
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_vma_release(vmas[1], false));
 	vm_area_free(vmas[1]);
 
 	/* A split's (vma_prepare()), of nothing logged. */
 	rt_spill_remove(test, t, vmas[2]);
-	KUNIT_EXPECT_TRUE(test, rmap_oplog_vma_release(vmas[2]));
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_vma_release(vmas[2], false));
 	rmap_oplog_lock_vmas(t->mapping, &stock, 1);
 	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 0);
 	KUNIT_EXPECT_TRUE(test, list_empty(&t->mapping->i_mmap_spill));
@@ -569,13 +579,13 @@ static void rmap_oplog_test_remove_eligible(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rmap_oplog_log_removes(t->mapping, vmas, 3), 2);
 	KUNIT_EXPECT_PTR_EQ(test, vmas[0], t->vmas[0]);
 	KUNIT_EXPECT_PTR_EQ(test, vmas[1], t->vmas[2]);
-	KUNIT_EXPECT_FALSE(test, rmap_oplog_vma_release(t->vmas[0]));
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_vma_release(t->vmas[0], false));
 	i_mmap_lock_write(t->mapping);
 	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 2);
 	KUNIT_EXPECT_FALSE(test, rt_in_tree(t, vma));
 	i_mmap_unlock_write(t->mapping);
 	/* Applied before its owner was done: the owner frees it. */
-	KUNIT_EXPECT_FALSE(test, rmap_oplog_vma_release(vma));
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_vma_release(vma, false));
 	vm_area_free(vma);
 	rt_done(test, t);
 }
@@ -653,7 +663,7 @@ static void rmap_oplog_test_hotplug(struct kunit *test)
 	rt_pin(test, victim);
 	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[0]));
 	KUNIT_EXPECT_EQ(test, rmap_oplog_log_removes(t->mapping, &vma, 1), 0);
-	KUNIT_EXPECT_TRUE(test, rmap_oplog_vma_release(vma));
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_vma_release(vma, true));
 	rt_pin(test, home);
 	ret = remove_cpu(victim);
 	if (ret) {
@@ -690,7 +700,8 @@ static void rmap_oplog_test_release(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rmap_oplog_absorb_local(t->mapping, vmas, 1), 0);
 	KUNIT_EXPECT_EQ(test, rmap_oplog_log_removes(t->mapping, &vma, 1), 0);
 	rt_unpin();
-	KUNIT_EXPECT_TRUE(test, rmap_oplog_vma_release(vma));
+	/* From exit_mmap(): freed at once, under the object spinlock. */
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_vma_release(vma, true));
 	KUNIT_EXPECT_NE(test, READ_ONCE(t->mapping->i_mmap_oplog.cpus), 0UL);
 	rmap_oplog_mapping_release(t->mapping);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(t->mapping->i_mmap_oplog.cpus), 0UL);

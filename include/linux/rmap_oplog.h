@@ -14,6 +14,17 @@
 #ifdef CONFIG_RMAP_OPLOG
 DECLARE_STATIC_KEY_FALSE(rmap_oplog_key);
 
+/*
+ * &oplog_op.code of a VMA whose removal from the tree is logged, beyond
+ * OpLog's %OPLOG_REMOVE (logged; the VMA is still its owner's, the task
+ * unmapping it): the hand-off of the VMA's free between that owner
+ * (remove_vma()) and whoever applies the remove.  The second of the two
+ * frees it; see "Lifetime" in mm/oplog_rmap.c.
+ */
+#define RMAP_OPLOG_CODE_HANDED_OFF	3	/* the owner is done: the log frees it */
+#define RMAP_OPLOG_CODE_REMOVED		4	/* out of the tree: the owner frees it */
+#define RMAP_OPLOG_CODE_UNREACHABLE	5	/* ... by exit_mmap(): no grace period */
+
 void rmap_oplog_mapping_init(struct address_space *mapping);
 void rmap_oplog_mapping_release(struct address_space *mapping);
 bool __rmap_oplog_fork_insert(struct vm_area_struct *vma,
@@ -22,7 +33,7 @@ int __rmap_oplog_absorb_local(struct address_space *mapping,
 			      struct vm_area_struct **vmas, int count);
 int __rmap_oplog_log_removes(struct address_space *mapping,
 			     struct vm_area_struct **vmas, int count);
-bool __rmap_oplog_vma_release(struct vm_area_struct *vma);
+bool __rmap_oplog_vma_release(struct vm_area_struct *vma, bool unreachable);
 int __rmap_oplog_lock_unlink(struct address_space *mapping,
 			     struct vm_area_struct **vmas, int count);
 void __rmap_oplog_lock_insert(struct address_space *mapping,
@@ -185,20 +196,24 @@ static inline int rmap_oplog_log_removes(struct address_space *mapping,
 /**
  * rmap_oplog_vma_release() - the owner of an unlinked VMA is done with it
  * @vma: a VMA on its way out of remove_vma(), closed, its file put
+ * @unreachable: remove_vma()'s: no RCU walker of @vma's mm can reach it
  *
  * The hand-off of a VMA whose removal from i_mmap is logged
  * (rmap_oplog_log_removes()): if the remove is still logged, the log
- * takes the VMA and frees it once the remove is applied; otherwise (the
- * remove was applied, or never logged) the caller frees it as usual.  The
- * log needs no more than the VMA's memory: its mm, file and policy may go.
+ * takes the VMA and frees it once the remove is applied, as the caller
+ * would have: by vm_area_free(), or by __vm_area_free() if @unreachable;
+ * otherwise (the remove was applied, or never logged) the caller frees it
+ * as usual.  The log needs no more than the VMA's memory: its mm, file
+ * and policy may go.
  * Context: any; does not sleep.
  * Return: true if the caller must not free @vma.
  */
-static inline bool rmap_oplog_vma_release(struct vm_area_struct *vma)
+static inline bool rmap_oplog_vma_release(struct vm_area_struct *vma,
+					  bool unreachable)
 {
 	return static_branch_unlikely(&rmap_oplog_logged_key) &&
 	       READ_ONCE(vma->i_mmap_op.code) &&
-	       __rmap_oplog_vma_release(vma);
+	       __rmap_oplog_vma_release(vma, unreachable);
 }
 
 /**
@@ -348,7 +363,8 @@ static inline int rmap_oplog_log_removes(struct address_space *mapping,
 	return count;
 }
 
-static inline bool rmap_oplog_vma_release(struct vm_area_struct *vma)
+static inline bool rmap_oplog_vma_release(struct vm_area_struct *vma,
+					  bool unreachable)
 {
 	return false;
 }
