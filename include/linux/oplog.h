@@ -223,7 +223,11 @@ struct oplog_cache {
 	local_t			stats[OPLOG_NR_STATS];
 	/* Used by remote CPUs: keep them off the owner's hot cache line. */
 	raw_spinlock_t		lock ____cacheline_aligned_in_smp;
-	/* Written under ->lock, read locklessly by oplog_type_sum(). */
+	/*
+	 * Written under ->lock.  oplog_type_sum() reads them locklessly (a
+	 * snapshot); oplog_cpu_nr_logs() takes ->lock, since a flush moves a
+	 * log from one to the other and CPU hotplug must see it in either.
+	 */
 	unsigned int		nr_logs;	/* objects' logs in the slots */
 	unsigned int		nr_vacant;	/* vacant logs in the slots */
 	unsigned int		hand;	/* clock hand, under oplog_types_lock */
