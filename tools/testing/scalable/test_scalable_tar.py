@@ -167,7 +167,7 @@ class PackTest(unittest.TestCase):
 	def test_pack(self):
 		with tempfile.TemporaryDirectory() as d, \
 		     mock.patch.object(common, 'SELFTEST_TARGETS', ('scalable', 'proc')):
-			obj = self.install(d, ['scalable:stat_bench', 'proc:read'])
+			obj = self.install(d, ['scalable:stat_bench', 'proc:proc-uptime-001'])
 			tar = T.pack(obj, fake_kunit(os.path.join(d, 'src')), os.path.join(d, 'inst'))
 			self.assertEqual(tar, os.path.join(d, 'inst', 'kselftest-packages',
 							   'kselftest.tar.gz'))
@@ -184,7 +184,7 @@ class PackTest(unittest.TestCase):
 	def test_listing_checked(self):
 		with tempfile.TemporaryDirectory() as d, \
 		     mock.patch.object(common, 'SELFTEST_TARGETS', ('scalable', 'proc')):
-			obj = self.install(d, ['scalable:stat_bench', 'proc:read', 'proc:setns-dcache'])
+			obj = self.install(d, ['scalable:stat_bench', 'proc:proc-uptime-001', 'proc:setns-dcache'])
 			with self.assertRaisesRegex(common.HarnessError, 'excluded on release: '
 						    'proc:setns-dcache'):
 				T.pack(obj, fake_kunit(os.path.join(d, 'src')), os.path.join(d, 'inst'))
