@@ -15,7 +15,7 @@
 # guest).
 #
 # Parameters, as variables (kernel command-line words in the guest):
-#   scalable_mode    test | quick | full   benchmark durations
+#   scalable_mode    test | quick | full | long   benchmark durations
 #   scalable_cpus    comma list of worker counts for the benchmarks
 #   scalable_own     0: skip the series' own kselftests (diagnostic boots,
 #                    e.g. the upstream ones with dcache_oplog=off)
@@ -33,14 +33,25 @@
 
 # Benchmark durations per mode (KSELFTEST_<PROGRAM>_ARGS, which the
 # kselftest runner passes to each program), and the runner's per-test
-# timeout in $tmo (seconds): a full sweep of fork_truncate (10 values of T)
+# timeout in $tmo (seconds): a long sweep of fork_truncate (10 values of T)
 # at 16 CPUs runs about 15 minutes, past the 900 s of the settings file.
 # stat_bench's "many" mode stats 100000 names unless told otherwise; a
 # checking boot gives it 8192, still more than the 4096 slots of a CPU's
-# dentry OpLog log cache.
+# dentry OpLog log cache.  The modes, longest first:
+#   long   every cell of every benchmark, 1 s warm-up and 5 s measured,
+#          3 runs (the engine's defaults)
+#   full   make run's default: every OpLog user's -stock/-oplog pair at
+#          every CPU count, 0.5 s + 3 s, 3 runs; fork_truncate at the T
+#          that make trace reports (1, 2, 3, 10); ast_bench's cells of 100
+#          and 1000 threads
+#   quick  0.1 s + 0.4 s, 2 runs
+#   test   0.05 s + 0.2 s, 1 run: a checking boot
+# tools/testing/scalable/scalable_schedule.py reads these (sourcing this
+# file) to derive a boot's schedule and timeout.
 scalable_bench_args() {
 	case "${scalable_mode:-test}" in
-	full)	bargs="" ; tmo=14400 ; names="" ;;
+	long)	bargs="" ; tmo=14400 ; names="" ;;
+	full)	bargs="-w 500 -m 3000" ; tmo=3600 ; names="" ;;
 	quick)	bargs="-q" ; tmo=3600 ; names="" ;;
 	*)	bargs="-w 50 -m 200 -r 1" ; tmo=900 ; names="-n 8192" ;;
 	esac
@@ -61,16 +72,22 @@ scalable_bench_args() {
 	# A checking boot also checks each truncation from a child forked
 	# before it (fork_truncate -W, which adds a fork per truncation).
 	case "${scalable_mode:-test}" in
-	full|quick) ;;
+	long|quick) ;;
+	full) KSELFTEST_FORK_TRUNCATE_ARGS="$KSELFTEST_FORK_TRUNCATE_ARGS -T 1,2,3,10" ;;
 	*) KSELFTEST_FORK_TRUNCATE_ARGS="$KSELFTEST_FORK_TRUNCATE_ARGS -W" ;;
 	esac
 	# ast_bench runs 6 implementations x 3 thread counts (10, 100, 1000) x 3
-	# buffer sizes per CPU count: shorter runs keep the full sweep to a few
-	# minutes (1000-thread runs included).
-	if [ "${scalable_mode:-test}" = full ]; then
-		KSELFTEST_AST_BENCH_ARGS="-w 200 -m 1000 -r 2"
-		[ -n "$scalable_cpus" ] &&
-			KSELFTEST_AST_BENCH_ARGS="$KSELFTEST_AST_BENCH_ARGS -c $scalable_cpus"
+	# buffer sizes per CPU count: shorter runs keep the sweep to minutes
+	# (starting and joining 1000 threads takes seconds per run under TCG);
+	# the full sweep leaves out the 10-thread cells.
+	ast=""
+	case "${scalable_mode:-test}" in
+	long)	ast="-w 200 -m 1000 -r 2" ;;
+	full)	ast="-w 200 -m 1000 -r 2 -t 100,1000" ;;
+	esac
+	if [ -n "$ast" ]; then
+		[ -n "$scalable_cpus" ] && ast="$ast -c $scalable_cpus"
+		KSELFTEST_AST_BENCH_ARGS=$ast
 		export KSELFTEST_AST_BENCH_ARGS
 	fi
 	if [ -n "$scalable_ast_bench" ]; then

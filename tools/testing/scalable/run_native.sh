@@ -12,7 +12,7 @@
 # (tools/testing/scalable/*.py) and the kernel's KUnit parser
 # (tools/testing/kunit/).  Run it as root, unpacked:
 #
-#   ./run_scalable.sh [-m full|quick|test] [-c LIST] [-o DIR]
+#   ./run_scalable.sh [-m full|quick|long|test] [-c LIST] [-o DIR]
 #
 #   -m MODE  benchmark durations, as make run's MODE (default full)
 #   -c LIST  comma list of benchmark worker counts (default 1,2,...,nproc;
@@ -54,8 +54,8 @@ if [ $# -gt 0 ]; then
 	exit 2
 fi
 case $mode in
-full|quick|test) ;;
-*) echo "run_scalable.sh: -m is full, quick or test, not '$mode'" >&2; exit 2 ;;
+long|full|quick|test) ;;
+*) echo "run_scalable.sh: -m is long, full, quick or test, not '$mode'" >&2; exit 2 ;;
 esac
 case $cpus in
 *[!0-9,]*|,*|*,|*,,*)

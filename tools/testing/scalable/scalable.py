@@ -14,6 +14,9 @@
 #   scalable_common.py  paths, the test tables, log/run, the machine lock
 #   scalable_tree.py    packages, the pinned base, patches/, build/src/linux
 #   scalable_build.py   kernel config and build, kselftests, initramfs
+#   scalable_schedule.py what a boot schedules and how long it takes: the
+#                       timeout of make run's boots, their progress, the
+#                       budget check of the full sweep
 #   scalable_qemu.py    the QEMU command line, boot and watch
 #   scalable_parser.py  splats, KUnit KTAP, kselftest TAP, RESULT lines
 #   scalable_report.py  the benchmark table, out/report.md and report.json
@@ -254,8 +257,8 @@ def trace_check(logdir):
 def cmd_run(args):
 	"""The main job: build the release kernel, boot, test, benchmark, report."""
 	mode = args.mode
-	if mode not in ('quick', 'full', 'test'):
-		die('MODE must be quick or full, not "%s"' % mode)
+	if mode not in ('quick', 'full', 'long', 'test'):
+		die('MODE must be full, quick or long, not "%s"' % mode)
 	cmd_build(argparse.Namespace(flavours=['release']))
 	smp = default_smp()
 	logdir = os.path.join(common.OUT, 'logs')

@@ -14,6 +14,7 @@ import sys
 
 import scalable_common as common
 import scalable_kcsan as kcsan
+import scalable_schedule as schedule
 
 # Console patterns that fail a boot: any kernel splat.
 SPLATS = [
@@ -426,6 +427,10 @@ def analyze(src, b, logdir, expect_done=True):
 			if not any(r['bench'] == bench for r in results):
 				problems.append('benchmark %s printed no RESULT line' % bench)
 	problems += check_results(results, parse_oplog_stats(b['tap_text']))
+	if expect_done and b.get('schedule'):
+		ast = [a.split('=', 1)[1] for a in args if a.startswith('scalable_ast_bench=')]
+		problems += schedule.plan_problems(b['tap_text'], b['mode'], b['smp'], b.get('cpus'),
+						   ast[0] if ast else None)
 	for t in kst['top']:
 		if not t['ok']:
 			problems.append('kselftest failed: ' + t['name'])
@@ -458,6 +463,11 @@ def analyze(src, b, logdir, expect_done=True):
 		   'console': os.path.relpath(b['console'], common.TOP),
 		   'tap': os.path.relpath(b['tap'], common.TOP),
 		   'problems': problems}
+	if b.get('schedule'):
+		summary['time'] = {'scheduled': round(schedule.total(b['schedule']), 1),
+				   'rows': [[k, round(sc, 1), None if ms is None else round(ms, 1)]
+					    for k, sc, ms in schedule.report_rows(b['schedule'],
+										  b.get('timeline') or [])]}
 	if problems:
 		tail = '\n'.join(con.splitlines()[-40:])
 		print('\n----- %s: last console lines -----\n%s\n-----' % (b['name'], tail), flush=True)

@@ -6,12 +6,14 @@
 # guest past its timeout or a KVM guest that stays silent.  What the logs
 # mean is scalable_parser's business.
 
+import json
 import os
 import re
 import subprocess
 import time
 
 import scalable_common as common
+import scalable_schedule as schedule
 from scalable_common import HarnessError, default_smp, die, env_int, log, machine_lock
 
 
@@ -218,6 +220,11 @@ def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None,
 	nodes = numa_nodes(flavour, smp)
 	check_numa_config(obj, flavour, nodes)
 	numa = numa_qemu_args(nodes, smp, mem_mib)
+	items = schedule.boot_schedule(mode, smp, cpus, append)
+	if items:
+		log('scheduled: about %s at %d TCG vCPUs in the release kernel; timeout %s' %
+		    (schedule.fmt(schedule.total(items)), smp, schedule.fmt(timeout)))
+	progress = None
 	for attempt in (1, 2):
 		for p in (console, tap):
 			open(p, 'w').close()
@@ -231,7 +238,9 @@ def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None,
 		with machine_lock('booting'):
 			# Time the guest, not the wait for the lock.
 			t0 = time.time()
-			proc, ended, seen_tap = watch_guest(cmd, console, tap, accel, timeout)
+			progress = schedule.Progress(items, t0) if items else None
+			proc, ended, seen_tap = watch_guest(cmd, console, tap, accel, timeout,
+							    progress)
 		if ended == 'kvm-silent' and attempt == 1:
 			log('KVM guest printed nothing in 30 s: KVM does not really work here, '
 			    'retrying with TCG')
@@ -239,17 +248,29 @@ def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None,
 			continue
 		break
 	secs = time.time() - t0
+	timeline = None
+	if progress:
+		progress.close(t0 + secs)
+		timeline = progress.timeline
+		with open(os.path.join(logdir, name + '.timeline.json'), 'w') as f:
+			json.dump({'schedule': items, 'timeline': timeline, 'seconds': secs}, f,
+				  indent=1)
 	con = open(console, errors='replace').read()
 	taptext = open(tap, errors='replace').read()
 	return {'name': name, 'flavour': flavour, 'smp': smp, 'accel': accel, 'mode': mode,
 		'console': console, 'tap': tap, 'console_text': con, 'tap_text': taptext,
 		'ended': ended or 'exit', 'qemu_rc': proc.returncode, 'seconds': secs,
-		'append': append, 'numa_nodes': nodes,
+		'append': append, 'numa_nodes': nodes, 'schedule': items, 'timeline': timeline,
+		'cpus': cpus,
 		'tcg_thread': tcg_thread(obj) if accel == 'tcg' else None}
 
 
-def watch_guest(cmd, console, tap, accel, timeout):
-	"""Run QEMU; kill it on timeout, or when a KVM guest stays silent."""
+def watch_guest(cmd, console, tap, accel, timeout, progress=None):
+	"""Run QEMU; kill it on timeout, or when a KVM guest stays silent.
+
+	@progress (a scalable_schedule.Progress) is fed the TAP stream's lines
+	as they arrive, and what it answers is printed.
+	"""
 	t0 = time.time()
 	proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
 				stderr=subprocess.STDOUT)
@@ -262,7 +283,7 @@ def watch_guest(cmd, console, tap, accel, timeout):
 			except subprocess.TimeoutExpired:
 				pass
 			elapsed = time.time() - t0
-			seen_tap = echo_progress(tap, seen_tap)
+			seen_tap = echo_progress(tap, seen_tap, progress)
 			if accel == 'kvm' and elapsed > 30 and os.path.getsize(console) == 0:
 				ended = 'kvm-silent'
 				break
@@ -273,14 +294,19 @@ def watch_guest(cmd, console, tap, accel, timeout):
 		if proc.poll() is None:
 			proc.kill()
 			proc.wait()
-	seen_tap = echo_progress(tap, seen_tap)
+	seen_tap = echo_progress(tap, seen_tap, progress)
 	out = proc.stdout.read().decode(errors='replace').strip()
 	if out:
 		log('qemu: ' + out[-2000:])
 	return proc, ended, seen_tap
 
 
-def echo_progress(path, seen):
+def echo_progress(path, seen, progress=None):
+	"""Print the TAP results and RESULT lines that @path gained after byte @seen.
+
+	Returns the new offset; @progress, if any, sees every complete line.
+	"""
+	now = time.time()
 	try:
 		with open(path, errors='replace') as f:
 			f.seek(seen)
@@ -291,6 +317,8 @@ def echo_progress(path, seen):
 	if end < 0:
 		return seen
 	for line in data[:end].splitlines():
+		for msg in progress.feed(line, now) if progress else ():
+			print(msg, flush=True)
 		if re.match(r'(not )?ok \d+ ', line) or 'RESULT ' in line or \
 		   re.match(r'# (not )?ok \d+ ', line):
 			print('  | ' + line, flush=True)
@@ -298,8 +326,16 @@ def echo_progress(path, seen):
 
 
 def boot_timeout(flavour, mode):
-	"""Seconds a boot of @flavour in @mode may take (BOOT_TIMEOUT overrides)."""
-	# The benchmarks sweep 1..smp workers, so their run time grows with smp.
-	smp = default_smp()
-	base = {'test': 900, 'quick': 600 + 120 * smp, 'full': 1800 + 600 * smp}[mode]
-	return env_int('BOOT_TIMEOUT', 0) or base * {'debug': 3, 'kcsan': 2}.get(flavour, 1)
+	"""Seconds a boot of @flavour in @mode may take (BOOT_TIMEOUT overrides).
+
+	make run's modes (quick, full) get their schedule times
+	scalable_schedule.MARGIN (the benchmarks sweep 1..SMP workers, or
+	CPUS); a checking boot (test) gets 900 s, three times that in the debug
+	kernel and twice in the KCSAN kernel.
+	"""
+	forced = env_int('BOOT_TIMEOUT', 0)
+	if forced:
+		return forced
+	if mode == 'test':
+		return 900 * schedule.FLAVOUR_FACTOR.get(flavour, 1)
+	return schedule.timeout(mode, default_smp(), flavour, os.environ.get('CPUS'))

@@ -10,6 +10,7 @@ import re
 import time
 
 import scalable_common as common
+import scalable_schedule as schedule
 from scalable_common import host_cpus, log, read_conf
 
 def num(v):
@@ -107,6 +108,25 @@ def bench_table(results):
 	return '\n'.join(lines)
 
 
+def time_table(time):
+	"""Markdown: each item of a boot's schedule, scheduled and measured."""
+	lines = ['| part of the boot | scheduled | measured | measured / scheduled |',
+		 '|---|---|---|---|']
+	measured = 0.0
+	for key, sched, ms in time['rows']:
+		if ms is None:
+			lines.append('| %s | %s | - | - |' % (key, schedule.fmt(sched)))
+			continue
+		measured += ms
+		lines.append('| %s | %s | %s | %s |' %
+			     (key, schedule.fmt(sched), schedule.fmt(ms),
+			      '%.2f' % (ms / sched) if sched else '-'))
+	lines.append('| all | %s | %s | %s |' %
+		     (schedule.fmt(time['scheduled']), schedule.fmt(measured),
+		      '%.2f' % (measured / time['scheduled']) if time['scheduled'] else '-'))
+	return '\n'.join(lines)
+
+
 def report_data(summaries, title):
 	"""What out/report.json holds: the run's identity and every boot's summary."""
 	return {'title': title, 'base': read_conf()['LINUX_VERSION'],
@@ -180,6 +200,12 @@ def markdown(report):
 		else:
 			md.append('- no kernel splat, all tests passed')
 		md.append('')
+		if s.get('time'):
+			md.append('Time (scheduled by tools/testing/scalable/scalable_schedule.py; '
+				  'measured on the host as the TAP stream arrived):')
+			md.append('')
+			md.append(time_table(s['time']))
+			md.append('')
 		if s['results']:
 			md.append(bench_table(s['results']))
 			md.append('')

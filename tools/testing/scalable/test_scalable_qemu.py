@@ -17,6 +17,7 @@ from unittest import mock
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import scalable_common as common  # noqa: E402
 import scalable_qemu as Q  # noqa: E402
+import scalable_schedule as schedule  # noqa: E402
 from test_scalable_common import die_message  # noqa: E402
 
 PLUGIN = ('-plugin', '/b/c2c.so,window=1', '-d', 'plugin', '-D', '/o/trace.log')
@@ -127,7 +128,7 @@ class BootTest(unittest.TestCase):
 	def boot(self, watch_results, env=None, **kw):
 		cmds = []
 
-		def watch(cmd, console, tap, accel, timeout):
+		def watch(cmd, console, tap, accel, timeout, progress=None):
 			cmds.append(cmd)
 			with open(console, 'w') as f:
 				f.write('SCALABLE: done\n')
@@ -270,7 +271,12 @@ class ProgressTest(unittest.TestCase):
 		with mock.patch.dict(os.environ, {'BOOT_TIMEOUT': '', 'SMP': '2'}):
 			self.assertEqual(Q.boot_timeout('release', 'test'), 900)
 			self.assertEqual(Q.boot_timeout('debug', 'test'), 2700)
-			self.assertEqual(Q.boot_timeout('release', 'quick'), 840)
+			self.assertEqual(Q.boot_timeout('release', 'quick'),
+					 schedule.timeout('quick', 2, 'release'))
+			self.assertEqual(Q.boot_timeout('kcsan', 'full'),
+					 schedule.timeout('full', 2, 'kcsan'))
+			self.assertGreater(schedule.timeout('full', 2, 'kcsan'),
+					   schedule.timeout('full', 2, 'release'))
 		with mock.patch.dict(os.environ, {'BOOT_TIMEOUT': '42'}):
 			self.assertEqual(Q.boot_timeout('debug', 'full'), 42)
 

@@ -153,7 +153,8 @@ class PackTest(unittest.TestCase):
 			'tools/testing/scalable/scalable_kcsan.py',
 			'tools/testing/scalable/scalable_native.py',
 			'tools/testing/scalable/scalable_parser.py',
-			'tools/testing/scalable/scalable_report.py'])
+			'tools/testing/scalable/scalable_report.py',
+			'tools/testing/scalable/scalable_schedule.py'])
 
 	def install(self, d, lines):
 		inst = os.path.join(d, 'obj', 'kselftest-install')
