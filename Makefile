@@ -3,7 +3,7 @@
 # Scalable update-heavy subsystems for Linux 6.12: top-level driver.
 # Every target is a thin wrapper around tools/testing/scalable/scalable.py.
 #
-#   make run      main job: build, boot, test, benchmark, report (MODE=full|quick)
+#   make run      main job: build, boot, test, benchmark, report (MODE=full|quick|long)
 #   make test     what CI runs: release + debug kernels, all tests, splat check
 #   make series   export the patch series to out/series/ and check it applies
 #   make check    checkpatch --strict, sparse, W=1, coccicheck, kernel-doc,
@@ -18,7 +18,7 @@
 #   make selftests-tar  the release kselftests + run_scalable.sh, for a booted host
 #   make tcg-check  whether multi-threaded TCG survives static-key flips here
 #
-# Variables: MODE=full|quick (make run), SMP=<guest CPUs, default host CPUs>,
+# Variables: MODE=full|quick|long (make run), SMP=<guest CPUs, default host CPUs>,
 # CPUS=<benchmark worker counts, e.g. 1,2,4>, FLAVOURS="release debug kcsan",
 # ACCEL=kvm|tcg (default: detect), LINUX_TARBALL=<6.12.y tarball>,
 # LINUX_TREE=<6.12.y source tree>, BOOT_TIMEOUT=<seconds>, JOBS=<make -j>,

@@ -46,8 +46,8 @@ FLAVOUR_FACTOR = {'debug': 3, 'kcsan': 2}
 #   kind bench  the bench.c engine: counts 1, 2, 4, ... below nproc, then
 #               nproc (-c: the listed counts up to nproc)
 #   kind list   oplog_list_bench: counts 1 .. nproc
-#   kind ast    ast_bench: modes are implementations x thread counts x
-#               buffer sizes
+#   kind ast    ast_bench: modes are implementations (-i) x thread counts
+#               x buffer sizes
 #   kind T      fork_truncate: two modes per value of -T (default T of them)
 BENCH = {
 	'cacheline_bench': {'kind': 'bench', 'modes': 3},
@@ -60,8 +60,14 @@ BENCH = {
 	# "many" creates 100000 names (8192 in a checking boot)
 	'stat_bench': {'kind': 'bench', 'modes': 6, 'setup_s': 6},
 	'oplog_list_bench': {'kind': 'list', 'modes': 4},
-	# starting, stopping and joining t threads costs about thread2_s * t^2
-	'ast_bench': {'kind': 'ast', 'impls': 6, 'run_s': 0.06, 'thread2_s': 5.5e-6},
+	# Beyond its window, a run of t threads costs about thread2_s * t^2 to
+	# start, stop and join, by implementation: at 1000 threads under TCG
+	# the strict hand-off and cv-pair took 14 to 95 s per run (draining
+	# 1000 queued threads one hand-off at a time), futex-bitset 1 to 10 s,
+	# the others about 0.3 s.
+	'ast_bench': {'kind': 'ast', 'run_s': 0.06,
+		      'impls': {'ast': 3e-7, 'ast-handoff': 4e-5, 'ast-compete': 3e-7,
+				'cv-bcast': 3e-7, 'cv-pair': 4e-5, 'futex-bitset': 8e-6}},
 }
 RUN_S, WORKER_S, SETUP_S = 0.05, 0.01, 1
 
@@ -116,7 +122,7 @@ def bench_env(mode, cpus=None, ast_bench=None):
 
 def parse_args(prog, argv):
 	"""The settings @prog derives from @argv, as its own option parser does."""
-	o = dict(BENCH_DEFAULTS, c=None, T=None, t=None, b=None, q=False)
+	o = dict(BENCH_DEFAULTS, c=None, T=None, t=None, b=None, i=None, q=False)
 	explicit = set()
 	i = 0
 	while i < len(argv):
@@ -139,6 +145,8 @@ def parse_args(prog, argv):
 				explicit.add(k)
 			elif k in 'cTtb':
 				o[k] = [int(x) for x in v.split(',') if x]
+			elif k == 'i':
+				o[k] = [x for x in v.split(',') if x]
 			i += 2
 			continue
 		i += 1
@@ -173,9 +181,11 @@ def bench_plan(prog, argv, smp):
 		quick = o['q'] or o['m'] <= 250
 		threads = o['t'] or ([10, 100] if quick else [10, 100, 1000])
 		sizes = o['b'] or ([1, 16] if o['m'] <= 250 else [1, 10, 100])
-		modes = b['impls'] * len(threads) * len(sizes)
-		per_count = sum(b['impls'] * len(sizes) * o['r'] *
-				(window + b['run_s'] + b['thread2_s'] * t * t) for t in threads)
+		impls = o['i'] or list(b['impls'])
+		modes = len(impls) * len(threads) * len(sizes)
+		per_count = sum(len(sizes) * o['r'] *
+				(window + b['run_s'] + b['impls'][i] * t * t)
+				for t in threads for i in impls)
 		return modes, cs, o['r'], window, setup + per_count * len(cs)
 	if b['kind'] == 'T':
 		modes = 2 * len(o['T'] or range(b['T']))

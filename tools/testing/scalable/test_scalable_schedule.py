@@ -28,9 +28,9 @@ class BudgetTest(unittest.TestCase):
 				      S.REFERENCE_SMP, S.MARGIN, S.fmt(t), S.fmt(S.FULL_BUDGET_S)))
 
 	def test_budget_check_fails_on_a_new_benchmark(self):
-		"""A benchmark of 8 modes added to the full sweep breaks the budget."""
+		"""A benchmark of 20 modes added to the full sweep breaks the budget."""
 		progs = S.programs() + ['zz_new_bench']
-		bench = dict(S.BENCH, zz_new_bench=dict(S.BENCH['open_bench']))
+		bench = dict(S.BENCH, zz_new_bench={'kind': 'bench', 'modes': 20})
 		with mock.patch.object(S, 'programs', return_value=progs), \
 		     mock.patch.dict(S.BENCH, bench):
 			self.assertGreater(S.timeout('full', S.REFERENCE_SMP), S.FULL_BUDGET_S)
@@ -88,7 +88,12 @@ class ArgsTest(unittest.TestCase):
 		modes, _, _, _, _ = S.bench_plan('fork_truncate', ['-T', '1,2,3,10'], 2)
 		self.assertEqual(modes, 8)
 		modes, cs, _, _, _ = S.bench_plan('ast_bench', ['-t', '100,1000', '-b', '1,100'], 2)
-		self.assertEqual((modes, cs), (S.BENCH['ast_bench']['impls'] * 4, [1, 2]))
+		self.assertEqual((modes, cs), (len(S.BENCH['ast_bench']['impls']) * 4, [1, 2]))
+		modes, _, _, _, four = S.bench_plan('ast_bench', ['-t', '1000', '-i', 'ast,cv-bcast'],
+						    2)
+		self.assertEqual(modes, 6)
+		_, _, _, _, six = S.bench_plan('ast_bench', ['-t', '1000'], 2)
+		self.assertGreater(six, 5 * four)
 
 	def test_boot_schedule(self):
 		self.assertIsNone(S.boot_schedule('test', 2, None, 'scalable_trace=stat_bench'))
