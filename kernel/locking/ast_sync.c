@@ -387,24 +387,22 @@ static int ast_fault(u32 __user *uaddr, int err)
  * A waiter leaves without the lock (timeout, signal): if no AST waiter is
  * left on the word, clear AST_MUTEX_WAITERS, whichever waiter set it, so
  * that the bit does not outlive the waiters (a stale bit reads as a
- * queued waiter to whoever watches the word).  The key is computed from
- * the word again: a stray FUTEX_CMP_REQUEUE may have moved the waiter's
- * futex_q to another word, and the waiters that count are the word's.
- * Best effort: a stale bit only sends one unlock through the kernel.
+ * queued waiter to whoever watches the word).  @key is the word's key
+ * (ast_waiter.key), not the one in the waiter's futex_q: a stray
+ * FUTEX_CMP_REQUEUE may have moved the futex_q to another word, and the
+ * waiters that count are the word's.  It is not computed again, which
+ * could fail with a fatal signal pending (see ast_lock()).  Best effort: a
+ * stale bit only sends one unlock through the kernel.
  */
-static void ast_drop_waiters_bit(u32 __user *uaddr, unsigned int fflags)
+static void ast_drop_waiters_bit(u32 __user *uaddr, union futex_key *key)
 {
-	union futex_key key = FUTEX_KEY_INIT;
-	struct futex_hash_bucket *hb;
+	struct futex_hash_bucket *hb = futex_hash(key);
 	u32 uval, cur;
 	bool others;
 	int tries;
 
-	if (get_futex_key(uaddr, fflags, &key, FUTEX_READ))
-		return;
-	hb = futex_hash(&key);
 	spin_lock(&hb->lock);
-	ast_select_waiter(&hb->chain, &key, -1, &others);
+	ast_select_waiter(&hb->chain, key, -1, &others);
 	for (tries = 0; !others && tries < 8; tries++) {
 		if (futex_get_value_locked(&uval, uaddr) ||
 		    !(uval & AST_MUTEX_WAITERS))
@@ -492,10 +490,13 @@ static void ast_wait_queue(struct futex_hash_bucket *hb, struct ast_waiter *w,
 
 /*
  * The lock; *@policy is set to the unlock policy of the unlock that
- * handed the lock over or woke the caller to compete for it (0 if none).
+ * handed the lock over or woke the caller to compete for it (0 if none),
+ * and *@key to the word's futex key, with which a dying caller passes the
+ * lock on (ast_pass_on()).
  */
 static int ast_lock(u32 __user *uaddr, u64 mask, unsigned int flags,
-		    struct hrtimer_sleeper *to, unsigned int *policy)
+		    struct hrtimer_sleeper *to, unsigned int *policy,
+		    union futex_key *key)
 {
 	unsigned int fflags = ast_futex_flags(flags);
 	pid_t tid = task_pid_vnr(current);
@@ -515,13 +516,24 @@ static int ast_lock(u32 __user *uaddr, u64 mask, unsigned int flags,
 	w.policy = 0;
 	w.heir = false;
 	*policy = 0;
-retry:
-	/* A stray FUTEX_CMP_REQUEUE may have moved us: hash afresh. */
-	w.q.key = FUTEX_KEY_INIT;
-	ret = get_futex_key(uaddr, fflags, &w.q.key, FUTEX_WRITE);
+
+	/*
+	 * The word's key, once per call: every look again (after a wake-up,
+	 * a fault or a change of the word) uses it.  For a shared word,
+	 * get_futex_key() pins the page with GUP, whose slow path fails with
+	 * -EINTR once a fatal signal is pending (a page not mapped writable
+	 * here: written back and cleaned, zapped, migrated); a waiter woken
+	 * to compete would then return without looking at the word and the
+	 * wake-up would be lost, and a dying owner could not pass the lock
+	 * on.  A stray FUTEX_CMP_REQUEUE moves only w.q.key.
+	 */
+	*key = FUTEX_KEY_INIT;
+	ret = get_futex_key(uaddr, fflags, key, FUTEX_WRITE);
 	if (ret)
 		return ret;
-
+	w.key = *key;
+retry:
+	w.q.key = w.key;
 	hb = futex_q_lock(&w.q);
 	ret = futex_get_value_locked(&uval, uaddr);
 	if (ret)
@@ -539,7 +551,7 @@ retry:
 	if (died || (ast_word_is_free(uval) &&
 		     (mask & BIT_ULL(ast_word_state(uval))))) {
 		/* Guarded entry: free in a state of the set, take it. */
-		ast_select_waiter(&hb->chain, &w.q.key, -1, &others);
+		ast_select_waiter(&hb->chain, &w.key, -1, &others);
 		ret = futex_cmpxchg_value_locked(&cur, uaddr, uval,
 						 ast_word_owned(tid, others));
 		if (ret)
@@ -579,7 +591,7 @@ retry:
 		ast_stat_add(AST_STAT_LOST, 1);
 		/* Starved: claim the hand-off, unless another waiter has. */
 		if (!w.heir && ast_waiter_starved(&w, jiffies) &&
-		    !ast_word_has_heir(&hb->chain, &w.q.key)) {
+		    !ast_word_has_heir(&hb->chain, &w.key)) {
 			w.heir = true;
 			ast_stat_add(AST_STAT_HEIR, 1);
 		}
@@ -614,7 +626,7 @@ retry:
 		ret = -ERESTARTNOINTR;
 	else
 		goto retry;	/* spurious wake-up */
-	ast_drop_waiters_bit(uaddr, fflags);
+	ast_drop_waiters_bit(uaddr, &w.key);
 	return ret;
 
 changed:
@@ -645,26 +657,25 @@ static pid_t ast_task_tid(struct task_struct *p)
 	return task_pid_nr_ns(p, task_active_pid_ns(p));
 }
 
-static int ast_unlock(u32 __user *uaddr, unsigned int state,
-		      unsigned int flags)
+/*
+ * The unlock of the word at @uaddr, whose futex key is @key.  A failed
+ * access to the word is resolved by fault_in_user_writeable(), which,
+ * unlike GUP, does not give up on a fatal signal (fixup_user_fault()
+ * without FAULT_FLAG_KILLABLE): the pass-on of a dying task relies on it.
+ */
+static int __ast_unlock(u32 __user *uaddr, union futex_key *key,
+			unsigned int state, unsigned int flags)
 {
-	unsigned int fflags = ast_futex_flags(flags);
 	pid_t tid = task_pid_vnr(current);
 	struct futex_hash_bucket *hb;
-	union futex_key key;
 	struct ast_waiter *w;
 	DEFINE_WAKE_Q(wake_q);
 	u32 uval, cur, newval;
 	bool others, handoff;
 	int ret;
 
+	hb = futex_hash(key);
 retry:
-	key = FUTEX_KEY_INIT;
-	ret = get_futex_key(uaddr, fflags, &key, FUTEX_WRITE);
-	if (ret)
-		return ret;
-
-	hb = futex_hash(&key);
 	spin_lock(&hb->lock);
 	ret = futex_get_value_locked(&uval, uaddr);
 	if (ret)
@@ -674,7 +685,7 @@ retry:
 		return -EPERM;
 	}
 
-	w = ast_select_waiter(&hb->chain, &key, state, &others);
+	w = ast_select_waiter(&hb->chain, key, state, &others);
 	handoff = w && ast_handoff_policy(flags, w->heir,
 					  task_curr(w->q.task));
 	if (handoff)
@@ -712,42 +723,70 @@ fault:
 	goto retry;
 }
 
+static int ast_unlock(u32 __user *uaddr, unsigned int state,
+		      unsigned int flags)
+{
+	union futex_key key = FUTEX_KEY_INIT;
+	int ret;
+
+	ret = get_futex_key(uaddr, ast_futex_flags(flags), &key, FUTEX_WRITE);
+	if (ret)
+		return ret;
+	return __ast_unlock(uaddr, &key, state, flags);
+}
+
 /*
  * The caller owns a word whose owner died (-EOWNERDEAD) and is dying
  * itself: give the word back in the dead-owner state, and wake the first
  * AST waiter, which takes it with -EOWNERDEAD, as handle_futex_death()
- * would have.  Best effort: a fault leaves the word with the caller, as
- * its own death would.
+ * would have.  As __ast_unlock(), with the key the lock computed and
+ * faults resolved whatever signal is pending.
  */
-static void ast_pass_on_died(u32 __user *uaddr, unsigned int flags)
+static void ast_pass_on_died(u32 __user *uaddr, union futex_key *key)
 {
-	union futex_key key = FUTEX_KEY_INIT;
+	struct futex_hash_bucket *hb = futex_hash(key);
 	pid_t tid = task_pid_vnr(current);
-	struct ast_waiter *w = NULL;
-	struct futex_hash_bucket *hb;
+	struct ast_waiter *w;
 	DEFINE_WAKE_Q(wake_q);
 	struct futex_q *q;
 	u32 uval, cur;
+	int ret;
 
-	if (get_futex_key(uaddr, ast_futex_flags(flags), &key, FUTEX_WRITE))
-		return;
-	hb = futex_hash(&key);
+retry:
+	w = NULL;
 	spin_lock(&hb->lock);
 	plist_for_each_entry(q, &hb->chain, list) {
-		if (futex_match(&q->key, &key) && ast_is_waiter(q)) {
+		if (futex_match(&q->key, key) && ast_is_waiter(q)) {
 			w = container_of(q, struct ast_waiter, q);
 			break;
 		}
 	}
-	if (!futex_get_value_locked(&uval, uaddr) &&
-	    (uval & AST_MUTEX_TID_MASK) == tid &&
-	    !futex_cmpxchg_value_locked(&cur, uaddr, uval,
-					AST_MUTEX_OWNER_DIED |
-					(w ? AST_MUTEX_WAITERS : 0)) &&
-	    cur == uval && w)
+	ret = futex_get_value_locked(&uval, uaddr);
+	if (ret)
+		goto fault;
+	if ((uval & AST_MUTEX_TID_MASK) != tid)
+		goto out;
+	ret = futex_cmpxchg_value_locked(&cur, uaddr, uval,
+					 AST_MUTEX_OWNER_DIED |
+					 (w ? AST_MUTEX_WAITERS : 0));
+	if (ret)
+		goto fault;
+	if (cur != uval) {
+		spin_unlock(&hb->lock);
+		cond_resched();
+		goto retry;
+	}
+	if (w)
 		futex_wake_mark(&wake_q, &w->q);
+out:
 	spin_unlock(&hb->lock);
 	wake_up_q(&wake_q);
+	return;
+
+fault:
+	spin_unlock(&hb->lock);
+	if (!ast_fault(uaddr, ret))
+		goto retry;
 }
 
 /*
@@ -758,14 +797,28 @@ static void ast_pass_on_died(u32 __user *uaddr, unsigned int flags)
  * an unlock by the caller would, into the state it was entered in and
  * with the policy of the unlock that handed it over; a futex-based mutex
  * never loses the lock this way either.
+ *
+ * This must not fail because of the signal.  So it uses the key that the
+ * lock computed (@key) instead of calling get_futex_key() again, whose GUP
+ * slow path returns -EINTR with a fatal signal pending (a shared word
+ * whose page is not mapped writable in this mm, e.g. a file page that
+ * writeback cleaned, so that GUP-fast fails), and it resolves a fault on
+ * the word with fault_in_user_writeable(), which is not killable.  It can
+ * then only fail where no unlock by the caller could succeed either: the
+ * word was unmapped or made read-only, the fault itself failed (out of
+ * memory, a file page that has to be read back in, userfaultfd), or user
+ * space overwrote it.  The word then keeps the dying caller's TID, as if
+ * it had died owning the mutex; a robust one is still recovered, through
+ * the list_op_pending that user space set before the call.
  */
-static void ast_pass_on(u32 __user *uaddr, int state, unsigned int flags,
-			unsigned int policy)
+static void ast_pass_on(u32 __user *uaddr, union futex_key *key, int state,
+			unsigned int flags, unsigned int policy)
 {
 	if (state == -EOWNERDEAD)
-		ast_pass_on_died(uaddr, flags);
+		ast_pass_on_died(uaddr, key);
 	else
-		ast_unlock(uaddr, state, (flags & AST_MUTEX_PRIVATE) | policy);
+		__ast_unlock(uaddr, key, state,
+			     (flags & AST_MUTEX_PRIVATE) | policy);
 }
 
 static int ast_setup_timeout(struct __kernel_timespec __user *utime,
@@ -829,7 +882,8 @@ static int ast_setup_timeout(struct __kernel_timespec __user *utime,
  * the call would not write it), -ENOMEM (the page of a shared word could
  * not be faulted in, as for futexes), -EDEADLK (the caller already owns
  * it), -ETIMEDOUT.  A caller with a fatal signal pending never returns owning
- * the mutex: one it took or was handed is passed on as its unlock would.
+ * the mutex: one it took or was handed is passed on as its unlock would,
+ * in a way that the signal cannot make fail (ast_pass_on()).
  */
 SYSCALL_DEFINE6(ast_mutex_lock, u32 __user *, uaddr, u32, mask_lo,
 		u32, mask_hi, unsigned int, flags,
@@ -837,6 +891,7 @@ SYSCALL_DEFINE6(ast_mutex_lock, u32 __user *, uaddr, u32, mask_lo,
 {
 	u64 state_mask = ((u64)mask_hi << 32) | mask_lo;
 	struct hrtimer_sleeper to, *tp = NULL;
+	union futex_key key;
 	unsigned int policy;
 	int ret;
 
@@ -850,14 +905,14 @@ SYSCALL_DEFINE6(ast_mutex_lock, u32 __user *, uaddr, u32, mask_lo,
 		tp = &to;
 	}
 
-	ret = ast_lock(uaddr, state_mask, flags, tp, &policy);
+	ret = ast_lock(uaddr, state_mask, flags, tp, &policy, &key);
 
 	if (tp) {
 		hrtimer_cancel(&tp->timer);
 		destroy_hrtimer_on_stack(&tp->timer);
 	}
 	if ((ret >= 0 || ret == -EOWNERDEAD) && fatal_signal_pending(current)) {
-		ast_pass_on(uaddr, ret, flags, policy);
+		ast_pass_on(uaddr, &key, ret, flags, policy);
 		ret = -EINTR;	/* never seen: the caller dies */
 	}
 	return ret;

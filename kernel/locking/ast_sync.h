@@ -19,6 +19,9 @@
  * struct ast_waiter - a task queued on an AST word
  * @q: the futex queue entry, hashed on the word's futex key; its bitset is
  *	FUTEX_BITSET_MATCH_ANY so that the robust-futex death wake finds it
+ * @key: the futex key of the word the waiter locks, computed once per
+ *	call; a plain FUTEX_CMP_REQUEUE may move @q (and rewrite @q.key) to
+ *	another word
  * @mask: the entry set, one bit per abstract state
  * @handoff: the state the lock was handed over in, or AST_NO_HANDOFF;
  *	written by the unlocker under the bucket lock before it unqueues
@@ -40,6 +43,7 @@
  */
 struct ast_waiter {
 	struct futex_q q;
+	union futex_key key;
 	u64 mask;
 	int handoff;
 	unsigned int lost;

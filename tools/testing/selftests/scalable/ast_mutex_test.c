@@ -18,6 +18,7 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -28,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -73,15 +75,16 @@ static long ms_since(const struct timespec *t0, clockid_t clk)
 }
 
 /*
- * Wait until thread @tid of process @pid sleeps in syscall @nr (from
- * /proc: the syscall file names it and the thread's state is S).
+ * Wait up to about @ms milliseconds until thread @tid of process @pid
+ * sleeps in syscall @nr (from /proc: the syscall file names it and the
+ * thread's state is S).
  */
-static int wait_task_in_syscall(pid_t pid, pid_t tid, long nr)
+static int wait_task_in_syscall_ms(pid_t pid, pid_t tid, long nr, int ms)
 {
 	char path[64], buf[128];
 	int i, fd, n;
 
-	for (i = 0; i < 20000; i++) {
+	for (i = 0; i < ms; i++) {
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid,
 			 tid);
 		fd = open(path, O_RDONLY);
@@ -109,6 +112,12 @@ static int wait_task_in_syscall(pid_t pid, pid_t tid, long nr)
 		usleep(1000);
 	}
 	return -1;
+}
+
+/* The same, for up to 20 s. */
+static int wait_task_in_syscall(pid_t pid, pid_t tid, long nr)
+{
+	return wait_task_in_syscall_ms(pid, tid, nr, 20000);
 }
 
 /* Wait until thread @tid of this process sleeps in syscall @nr. */
@@ -938,23 +947,127 @@ FIXTURE_TEARDOWN(stress)
 }
 
 /*
+ * A page shared across fork(): MAP_SHARED anonymous memory (shmem), or
+ * with @file a MAP_SHARED mapping of a file on the file system of the
+ * test's directory (the current directory, else the program's, else
+ * /tmp), unlinked at once so that a killed test leaves nothing behind.
+ * Returns MAP_FAILED on failure.
+ */
+static void *map_shared_page(bool file)
+{
+	static const char *const dirs[] = { ".", NULL, "/tmp" };
+	long pg = sysconf(_SC_PAGESIZE);
+	char path[PATH_MAX], exe[PATH_MAX - 32], *slash;
+	void *p;
+	ssize_t n;
+	int i, fd = -1;
+
+	if (!file)
+		return mmap(NULL, pg, PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	for (i = 0; i < (int)ARRAY_SIZE(dirs) && fd < 0; i++) {
+		if (dirs[i]) {
+			snprintf(path, sizeof(path), "%s/ast_mutex_test.XXXXXX",
+				 dirs[i]);
+		} else {
+			n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+			if (n <= 0)
+				continue;
+			exe[n] = 0;
+			slash = strrchr(exe, '/');
+			if (!slash)
+				continue;
+			*slash = 0;
+			snprintf(path, sizeof(path), "%s/ast_mutex_test.XXXXXX",
+				 exe);
+		}
+		fd = mkstemp(path);
+	}
+	if (fd < 0)
+		return MAP_FAILED;
+	unlink(path);
+	if (ftruncate(fd, pg)) {
+		close(fd);
+		return MAP_FAILED;
+	}
+	p = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return p;
+}
+
+/*
+ * A thread of a waiter process that drops the process's page table entry
+ * of the word's page (MADV_DONTNEED on a shared mapping keeps the data),
+ * so that the waiter's next access to the word faults and GUP-fast fails
+ * on it: once on request (@period_us 0), or every @period_us.  Writeback
+ * that cleans a file page has the same effect on a real file system (the
+ * entry is write-protected); this works on any, tmpfs included.  The
+ * requests are in another page, which the zapping leaves alone.
+ */
+struct zapper {
+	void *page;
+	int *req, *done;
+	int period_us;
+};
+
+static void *zapper_fn(void *arg)
+{
+	struct zapper *z = arg;
+	long pg = sysconf(_SC_PAGESIZE);
+
+	for (;;) {
+		if (z->period_us)
+			usleep(z->period_us);
+		else
+			while (!__atomic_load_n(z->req, __ATOMIC_SEQ_CST))
+				usleep(100);
+		madvise(z->page, pg, MADV_DONTNEED);
+		if (!z->period_us) {
+			__atomic_store_n(z->done, 1, __ATOMIC_SEQ_CST);
+			return NULL;
+		}
+	}
+}
+
+/*
  * A waiter SIGKILLed while queued never ends up owning the mutex: the
  * unlocker runs SCHED_FIFO on the one CPU that the waiters may use, so a
  * killed waiter is still queued (woken, not yet running) when the unlock
  * picks it, under every unlock policy.  It must pass the lock on (here
  * to a second waiter queued behind it), not die holding it.
+ *
+ * With @zap the victim's page table entry of the word is gone when it
+ * runs, as after writeback cleaned a file page or a migration: the word
+ * can only be reached through a fault or GUP's slow path, which gives up
+ * (-EINTR) when a fatal signal is pending.  The pass-on used to look the
+ * futex key up again with GUP: with a hand-off it failed and the dead
+ * victim kept the word, and after a compete wake-up the victim returned
+ * without taking the free word and the second waiter was never woken.
+ * @file puts the word in a file on the test's file system, which the
+ * parent also writes back (msync()) before the unlock.
  */
 static void check_killed_waiter(struct __test_metadata *_metadata,
-				unsigned int policy)
+				unsigned int policy, bool file, bool zap)
 {
-	struct ast_mutex *m = shared_mutex(_metadata);
+	struct ast_mutex *m = map_shared_page(file);
+	long pg = sysconf(_SC_PAGESIZE);
 	pid_t victim = 0, heir = 0, pid;
+	struct zapper z;
 	struct timespec ts;
+	pthread_t zt;
 	cpu_set_t old;
-	int st, k;
+	int st, k, i, *ctl;
 	long r;
 	__u32 v;
 
+	ASSERT_NE(MAP_FAILED, m);
+	ctl = mmap(NULL, pg, PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ctl);
+	z.page = m;
+	z.req = &ctl[0];
+	z.done = &ctl[1];
+	z.period_us = 0;
 	ASSERT_LE(0, pin_to_one_cpu(&old, 0));
 	ASSERT_EQ(0, ast_mutex_init(m, 0, 0));
 	ASSERT_EQ(0, ast_mutex_lock(m, BIT(0)));
@@ -962,6 +1075,10 @@ static void check_killed_waiter(struct __test_metadata *_metadata,
 		pid = fork();
 		ASSERT_GE(pid, 0);
 		if (!pid) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (zap && !k && pthread_create(&zt, NULL, zapper_fn,
+							&z))
+				_exit(12);
 			/* The second waiter gives up after 3 s. */
 			abs_in(&ts, CLOCK_MONOTONIC, 3000);
 			r = ast_sys_lock(&m->word, BIT(1), 0, k ? &ts : NULL,
@@ -977,12 +1094,23 @@ static void check_killed_waiter(struct __test_metadata *_metadata,
 		else
 			victim = pid;
 	}
+	if (zap) {
+		__atomic_store_n(z.req, 1, __ATOMIC_SEQ_CST);
+		for (i = 0; i < 5000 && !__atomic_load_n(z.done,
+							 __ATOMIC_SEQ_CST); i++)
+			usleep(1000);
+		EXPECT_EQ(1, __atomic_load_n(z.done, __ATOMIC_SEQ_CST));
+		if (file)
+			msync(m, pg, MS_SYNC);
+	}
 	if (set_fifo(5)) {
 		kill(victim, SIGKILL);
 		kill(heir, SIGKILL);
 		waitpid(victim, &st, 0);
 		waitpid(heir, &st, 0);
 		sched_setaffinity(0, sizeof(old), &old);
+		munmap(ctl, pg);
+		munmap(m, pg);
 		SKIP(return, "SCHED_FIFO not permitted");
 	}
 	/* The victim cannot run before the unlock has chosen it. */
@@ -995,35 +1123,67 @@ static void check_killed_waiter(struct __test_metadata *_metadata,
 	/* The lock went on to the second waiter, which left it in 2. */
 	ASSERT_EQ(heir, waitpid(heir, &st, 0));
 	EXPECT_TRUE(WIFEXITED(st));
-	EXPECT_EQ(0, WEXITSTATUS(st));
+	EXPECT_EQ(0, WEXITSTATUS(st)) {
+		TH_LOG("the second waiter was not handed the lock (policy %#x%s%s)",
+		       policy, file ? ", file" : "", zap ? ", zapped" : "");
+	}
 	v = load(&m->word);
 	EXPECT_NE((__u32)victim, v & AST_MUTEX_TID_MASK) {
-		TH_LOG("the killed waiter %d owns the word %#x", victim, v);
+		TH_LOG("the killed waiter %d owns the word %#x (policy %#x%s%s)",
+		       victim, v, policy, file ? ", file" : "",
+		       zap ? ", zapped" : "");
 	}
 	EXPECT_EQ(AST_MUTEX_WORD(2), v);
 	sched_setaffinity(0, sizeof(old), &old);
-	munmap(m, sysconf(_SC_PAGESIZE));
+	munmap(ctl, pg);
+	munmap(m, pg);
 }
 
 TEST(killed_waiter_adaptive)
 {
 	if (!ast_supported())
 		SKIP(return, "ast_mutex syscalls not supported");
-	check_killed_waiter(_metadata, 0);
+	check_killed_waiter(_metadata, 0, false, false);
 }
 
 TEST(killed_waiter_handoff)
 {
 	if (!ast_supported())
 		SKIP(return, "ast_mutex syscalls not supported");
-	check_killed_waiter(_metadata, AST_MUTEX_HANDOFF);
+	check_killed_waiter(_metadata, AST_MUTEX_HANDOFF, false, false);
 }
 
 TEST(killed_waiter_wake_only)
 {
 	if (!ast_supported())
 		SKIP(return, "ast_mutex syscalls not supported");
-	check_killed_waiter(_metadata, AST_MUTEX_WAKE_ONLY);
+	check_killed_waiter(_metadata, AST_MUTEX_WAKE_ONLY, false, false);
+}
+
+static const unsigned int unlock_policies[] = {
+	0, AST_MUTEX_HANDOFF, AST_MUTEX_WAKE_ONLY
+};
+
+/* The victim's page table entry of the word is gone: shared memory. */
+TEST(killed_waiter_unmapped_anon)
+{
+	int i;
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	for (i = 0; i < (int)ARRAY_SIZE(unlock_policies); i++)
+		check_killed_waiter(_metadata, unlock_policies[i], false, true);
+}
+
+/* The same with the word in a file on the test's file system. */
+TEST(killed_waiter_unmapped_file)
+{
+	int i;
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	for (i = 0; i < (int)ARRAY_SIZE(unlock_policies); i++)
+		check_killed_waiter(_metadata, unlock_policies[i], true, true);
 }
 
 /*
@@ -1709,6 +1869,184 @@ TEST_F_TIMEOUT(stress, fuzz, 600)
 	}
 	EXPECT_EQ(0, bad);
 	munmap(rw, 2 * pg);
+}
+
+/* ------------------------------------------------------------ kill storm */
+
+/*
+ * A SIGKILL storm against processes blocked in ast_mutex_lock() on a
+ * process-shared word, in shared anonymous memory and then in a file on
+ * the test's file system, for AST_KILL_STORM_SECONDS (environment,
+ * default 3, at most 120) each.  The test owns the word; three waiter
+ * processes wait for state 1, some with short timeouts that they renew
+ * (so that timeouts race the kills), and a thread in each drops the
+ * process's page table entry of the word every few milliseconds (see
+ * zapper_fn()); a file word is also written back now and then (msync()).
+ * A waiter without a timeout touches the word only in the kernel, so its
+ * entry is mostly gone when it is killed.
+ * Each round kills the oldest waiter, first in line, while it sleeps in
+ * the call, then unlocks into 1 with a random policy, so that the unlock
+ * hands the lock to the dying waiter, wakes it to compete, or finds it
+ * gone, and the waiter that gets the word leaves it in 0.  After each
+ * kill the dead waiter must not own the word, and the test must get the
+ * word back.  (A fatal signal kills every thread of a process, so no
+ * thread survives to see a private word of the dead process; the
+ * pass-on of private words is the same code.)
+ */
+static void storm_kid_run(__u32 *word, int timeout_ms, int zap_us)
+{
+	struct zapper z = { .page = word, .period_us = zap_us };
+	struct timespec ts;
+	pthread_t zt;
+	long r;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (zap_us && pthread_create(&zt, NULL, zapper_fn, &z))
+		_exit(30);
+	for (;;) {
+		abs_in(&ts, CLOCK_MONOTONIC, timeout_ms);
+		r = ast_sys_lock(word, BIT(1), 0, timeout_ms ? &ts : NULL,
+				 CLOCK_MONOTONIC);
+		if (r == 1)
+			_exit(ast_sys_unlock(word, 0, 0) < 0 ? 31 : 0);
+		if (r != -ETIMEDOUT)
+			_exit(32);
+	}
+}
+
+static pid_t storm_spawn(__u32 *word, __u64 x)
+{
+	int timeout_ms = (x & 1) ? 5 + (x >> 8) % 45 : 0;
+	pid_t pid = fork();
+
+	if (!pid)
+		storm_kid_run(word, timeout_ms, 1000 + (x >> 16) % 4000);
+	return pid;
+}
+
+/* Replace the waiters that entered and left (exit status 0); count them. */
+static int storm_reap(struct __test_metadata *_metadata, __u32 *word,
+		      pid_t *kids, int n)
+{
+	int i, st, done = 0;
+
+	for (i = 0; i < n; i++) {
+		if (waitpid(kids[i], &st, WNOHANG) != kids[i])
+			continue;
+		done++;
+		EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) {
+			TH_LOG("waiter %d: status %#x", kids[i], st);
+		}
+		kids[i] = storm_spawn(word, rnd());
+		ASSERT_LT(0, kids[i]);
+	}
+	return done;
+}
+
+static void kill_storm(struct __test_metadata *_metadata, bool file,
+		       int seconds)
+{
+	enum { NK = 3 };
+	long pg = sysconf(_SC_PAGESIZE);
+	__u32 *word = map_shared_page(file);
+	unsigned long kills = 0, chosen = 0, entered = 0;
+	__u32 me = syscall(SYS_gettid), v;
+	struct timespec t0, ts;
+	pid_t kids[NK], pid;
+	int i, st, bad = 0;
+	__u64 x;
+	long r;
+
+	ASSERT_NE(MAP_FAILED, word) {
+		TH_LOG("no %s mapping", file ? "file" : "shared anonymous");
+	}
+	*word = AST_MUTEX_WORD(0);
+	ASSERT_EQ(0, ast_sys_lock(word, BIT(0), 0, NULL, 0));
+	for (i = 0; i < NK; i++) {
+		kids[i] = storm_spawn(word, rnd());
+		ASSERT_LT(0, kids[i]);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!bad && ms_since(&t0, CLOCK_MONOTONIC) < seconds * 1000L) {
+		x = rnd();
+		/*
+		 * The oldest waiter, asleep in the call: one that entered
+		 * and left is replaced, one with a timeout may be between
+		 * two calls.
+		 */
+		for (i = 0; ; i++) {
+			entered += storm_reap(_metadata, word, kids, NK);
+			pid = kids[0];
+			if (!wait_task_in_syscall_ms(pid, pid,
+						     __NR_ast_mutex_lock, 20))
+				break;
+			if (i == 500) {
+				TH_LOG("waiter %d never slept in ast_mutex_lock()",
+				       pid);
+				bad++;
+				break;
+			}
+		}
+		if (bad)
+			break;
+		if (file && !(x & 0xc))
+			msync(word, pg, MS_SYNC);	/* clean, write-protect */
+		if (x & 0x10)
+			usleep((x >> 8) % 300);
+		ASSERT_EQ(0, kill(pid, SIGKILL));
+		if (x & 0x20)
+			usleep((x >> 20) % 100);
+		r = ast_sys_unlock(word, 1, unlock_policies[(x >> 32) % 3]);
+		EXPECT_TRUE(r == 0 || r == 1);
+		ASSERT_EQ(pid, waitpid(pid, &st, 0));
+		EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+		kills++;
+		chosen += r == 1;
+		v = load(word);
+		if ((v & AST_MUTEX_TID_MASK) == (__u32)pid) {
+			TH_LOG("kill %lu: the killed waiter %d owns the word %#x (policy %#x)",
+			       kills, pid, v, unlock_policies[(x >> 32) % 3]);
+			bad++;
+			break;
+		}
+		/* Back to the test: free in 1, or left in 0 by a waiter. */
+		abs_in(&ts, CLOCK_MONOTONIC, 5000);
+		r = ast_sys_lock(word, BIT(0) | BIT(1), 0, &ts,
+				 CLOCK_MONOTONIC);
+		if (r != 0 && r != 1) {
+			TH_LOG("kill %lu: the word %#x cannot be taken back (%ld)",
+			       kills, load(word), r);
+			bad++;
+			break;
+		}
+		/* Replace the victim, behind the others. */
+		for (i = 0; i < NK - 1; i++)
+			kids[i] = kids[i + 1];
+		kids[NK - 1] = storm_spawn(word, rnd());
+		ASSERT_LT(0, kids[NK - 1]);
+	}
+	for (i = 0; i < NK; i++) {
+		kill(kids[i], SIGKILL);
+		waitpid(kids[i], &st, 0);
+	}
+	TH_LOG("%s word: %lu waiters killed in the call, %lu chosen, %lu entered",
+	       file ? "file" : "shared anonymous", kills, chosen, entered);
+	EXPECT_EQ(0, bad);
+	if (!bad)
+		EXPECT_EQ(me, load(word) & AST_MUTEX_TID_MASK);
+	munmap(word, pg);
+}
+
+TEST_F_TIMEOUT(stress, kill_storm, 300)
+{
+	int seconds = env_int("AST_KILL_STORM_SECONDS", 3);
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	if (seconds > 120)
+		seconds = 120;
+	kill_storm(_metadata, false, seconds);
+	kill_storm(_metadata, true, seconds);
 }
 
 TEST_HARNESS_MAIN
