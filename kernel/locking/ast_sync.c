@@ -144,6 +144,26 @@ bool ast_is_waiter(struct futex_q *q)
 	return q->wake == ast_wake;
 }
 
+/*
+ * The AST waiter of @q if @q waits on the word of @key, else NULL.  A plain
+ * FUTEX_CMP_REQUEUE moves a futex_q to another word and rewrites its key,
+ * so the key of the word the waiter locks (ast_waiter.key) must match as
+ * well: a waiter moved away from its word must never be handed, or woken
+ * for, the word it was moved to.  It would return owning a mutex that its
+ * caller never asked for, and a dying one would pass on its own word
+ * (-EPERM) and leave the other one owned by a dead task.
+ */
+static struct ast_waiter *ast_waiter_on(struct futex_q *q,
+					union futex_key *key)
+{
+	struct ast_waiter *w;
+
+	if (!futex_match(&q->key, key) || !ast_is_waiter(q))
+		return NULL;
+	w = container_of(q, struct ast_waiter, q);
+	return futex_match(&w->key, key) ? w : NULL;
+}
+
 /**
  * ast_select_waiter() - choose the waiter to hand an AST mutex over to
  * @chain: the hash bucket's plist of futex_q
@@ -155,7 +175,8 @@ bool ast_is_waiter(struct futex_q *q)
  * and returns the first AST waiter on @key whose entry set holds @state.
  * This is the linear search of UMTX_OP_WAKE2 (Ohki & Kuno, section 3.2),
  * but over a FIFO queue where libthr queued LIFO.  Futex waiters on the
- * same word that are not AST waiters are ignored.
+ * same word that are not AST waiters are ignored, and so are AST waiters
+ * that a plain FUTEX_CMP_REQUEUE moved here from another word.
  *
  * Context: the bucket lock of @chain held.  Does not sleep.
  * Return: the chosen waiter, or NULL if no queued entry set holds @state.
@@ -171,9 +192,9 @@ struct ast_waiter *ast_select_waiter(struct plist_head *chain,
 	*others = false;
 	plist_for_each_entry(q, chain, list) {
 		scanned++;
-		if (!futex_match(&q->key, key) || !ast_is_waiter(q))
+		w = ast_waiter_on(q, key);
+		if (!w)
 			continue;
-		w = container_of(q, struct ast_waiter, q);
 		if (!found && state >= 0 && (w->mask & BIT_ULL(state))) {
 			found = w;
 			continue;
@@ -206,10 +227,8 @@ bool ast_word_has_heir(struct plist_head *chain, union futex_key *key)
 	plist_for_each_entry(q, chain, list) {
 		if (q->list.prio > AST_HEIR_PRIO)
 			break;
-		if (!futex_match(&q->key, key) || !ast_is_waiter(q))
-			continue;
-		w = container_of(q, struct ast_waiter, q);
-		if (w->heir)
+		w = ast_waiter_on(q, key);
+		if (w && w->heir)
 			return true;
 	}
 	return false;
@@ -756,10 +775,9 @@ retry:
 	w = NULL;
 	spin_lock(&hb->lock);
 	plist_for_each_entry(q, &hb->chain, list) {
-		if (futex_match(&q->key, key) && ast_is_waiter(q)) {
-			w = container_of(q, struct ast_waiter, q);
+		w = ast_waiter_on(q, key);
+		if (w)
 			break;
-		}
 	}
 	ret = futex_get_value_locked(&uval, uaddr);
 	if (ret)

@@ -20,8 +20,8 @@
  * @q: the futex queue entry, hashed on the word's futex key; its bitset is
  *	FUTEX_BITSET_MATCH_ANY so that the robust-futex death wake finds it
  * @key: the futex key of the word the waiter locks, computed once per
- *	call; a plain FUTEX_CMP_REQUEUE may move @q (and rewrite @q.key) to
- *	another word
+ *	call: a plain FUTEX_CMP_REQUEUE may move @q (and rewrite @q.key) to
+ *	another word, and a waiter is only ever chosen for its own word
  * @mask: the entry set, one bit per abstract state
  * @handoff: the state the lock was handed over in, or AST_NO_HANDOFF;
  *	written by the unlocker under the bucket lock before it unqueues

@@ -200,6 +200,7 @@ static void ast_test_add_waiter(struct ast_test_queue *tq, int i, u64 mask,
 	w->q = futex_q_init;
 	w->q.wake = ast_wake;
 	w->q.bitset = FUTEX_BITSET_MATCH_ANY;
+	w->key = *key;
 	w->mask = mask;
 	w->handoff = AST_NO_HANDOFF;
 	ast_test_add(tq, &w->q, key, prio);
@@ -398,6 +399,45 @@ static void ast_test_heir(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, others);
 }
 
+/*
+ * A plain FUTEX_CMP_REQUEUE moved an AST waiter of another word onto our
+ * word's queue (its futex_q's key is ours, its own word's is not): it is
+ * never chosen, never counted as a waiter of our word, and never its heir,
+ * even with a matching entry set.  Handing it our word would make its
+ * lock call return owning a mutex it never asked for (and a dying one
+ * would pass on its own word, leaving ours owned by a dead task).
+ */
+static void ast_test_select_requeued(struct kunit *test)
+{
+	struct ast_test_queue *tq = ast_test_queue(test);
+	bool others;
+
+	tq->w[0].heir = true;
+	ast_test_add_waiter(tq, 0, ~0ULL, &tq->other_key,
+			    ast_queue_prio(MAX_RT_PRIO, 9, true));
+	/* Requeued: the futex_q now hashes on tq->key. */
+	tq->w[0].q.key = tq->key;
+
+	KUNIT_EXPECT_NULL(test, ast_select_waiter(&tq->chain, &tq->key, 0,
+						  &others));
+	KUNIT_EXPECT_FALSE(test, others);
+	KUNIT_EXPECT_FALSE(test, ast_word_has_heir(&tq->chain, &tq->key));
+	/* Nor is it found for its own word: it is not queued there. */
+	KUNIT_EXPECT_NULL(test, ast_select_waiter(&tq->chain,
+						  &tq->other_key, 0,
+						  &others));
+	KUNIT_EXPECT_FALSE(test, others);
+
+	/* A waiter of our word behind it is chosen, and is the only one. */
+	ast_test_add_waiter(tq, 1, BIT_ULL(1), &tq->key, MAX_RT_PRIO);
+	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 1,
+						    &others), &tq->w[1]);
+	KUNIT_EXPECT_FALSE(test, others);
+	KUNIT_EXPECT_NULL(test, ast_select_waiter(&tq->chain, &tq->key, 0,
+						  &others));
+	KUNIT_EXPECT_TRUE(test, others);
+}
+
 /* The heir's polling budget: rwsem_rspin_threshold()'s 25 us + 2 us/CPU. */
 static void ast_test_spin_budget(struct kunit *test)
 {
@@ -419,6 +459,7 @@ static struct kunit_case ast_sync_test_cases[] = {
 	KUNIT_CASE(ast_test_select_prio),
 	KUNIT_CASE(ast_test_select_retry),
 	KUNIT_CASE(ast_test_heir),
+	KUNIT_CASE(ast_test_select_requeued),
 	KUNIT_CASE(ast_test_policy),
 	KUNIT_CASE(ast_test_queue_prio),
 	KUNIT_CASE(ast_test_spin_budget),
