@@ -62,6 +62,7 @@
 #include <linux/plist.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/wake_q.h>
 #include <linux/seq_file.h>
@@ -232,6 +233,49 @@ bool ast_word_has_heir(struct plist_head *chain, union futex_key *key)
 			return true;
 	}
 	return false;
+}
+
+/**
+ * ast_owner_gone() - has a word that one mm alone reaches lost its owner?
+ * @mm: the only address space that reaches the word
+ * @uval: the word
+ *
+ * A word that only @mm reaches (an AST_MUTEX_PRIVATE word, whose key is
+ * the mm and the address, or a process-shared one in private anonymous
+ * memory) can only be unlocked by a task of @mm: the unlock must run with
+ * the owner's TID and reach the word.  If the word names a TID that is no
+ * task of @mm, or one that is exiting, nobody will ever unlock it: a
+ * thread that exited holding it, or, in a child of fork(), a thread of
+ * the parent, whose TID the child's copy of the word inherited (the
+ * parent's owner, or the waiter an unlock of the parent had just handed
+ * the lock to, before it even ran).  The lock then takes the word as a
+ * dead owner's, with -EOWNERDEAD, instead of sleeping until its timeout.
+ *
+ * The TID is looked up in the caller's PID namespace, which is every
+ * thread's of the process.  A CLONE_VM process that is no thread of it
+ * (MMF_MULTIPROCESS) may count its TIDs in another namespace, so then the
+ * owner is never taken for gone: a wrong answer would break mutual
+ * exclusion, where "no" only keeps the lock waiting as before.
+ *
+ * Context: any; takes the RCU read lock.
+ * Return: true if @uval is locked by a TID that no live task of @mm has.
+ */
+bool ast_owner_gone(struct mm_struct *mm, u32 uval)
+{
+	pid_t owner = uval & AST_MUTEX_TID_MASK;
+	struct task_struct *p;
+	bool gone;
+
+	if (!mm || ast_word_is_free(uval) || !owner ||
+	    test_bit(MMF_MULTIPROCESS, &mm->flags))
+		return false;
+	rcu_read_lock();
+	p = find_task_by_vpid(owner);
+	/* p->mm and p->flags may change under us: gone stays gone. */
+	gone = !p || READ_ONCE(p->mm) != mm ||
+	       (READ_ONCE(p->flags) & PF_EXITING);
+	rcu_read_unlock();
+	return gone;
 }
 
 /**
@@ -567,6 +611,16 @@ retry:
 	}
 
 	died = (uval & AST_MUTEX_OWNER_DIED) && !(uval & AST_MUTEX_TID_MASK);
+	/*
+	 * A word that only this mm reaches (a private key, or a shared key
+	 * of private anonymous memory), locked by no task of this mm: in a
+	 * child of fork(), a thread of the parent (which owned it, or had
+	 * just been handed it, when the child's copy was made), or a thread
+	 * that exited holding it.  Nobody can unlock it; sleeping would last
+	 * until the timeout.  Take it as a dead owner's.
+	 */
+	if (!died && !(w.key.both.offset & FUT_OFF_INODE))
+		died = ast_owner_gone(current->mm, uval);
 	if (died || (ast_word_is_free(uval) &&
 		     (mask & BIT_ULL(ast_word_state(uval))))) {
 		/* Guarded entry: free in a state of the set, take it. */
@@ -891,8 +945,11 @@ static int ast_setup_timeout(struct __kernel_timespec __user *utime,
  * Context: process context, may sleep.  Takes the futex hash bucket lock.
  * Return: the state index (0 .. AST_MUTEX_MAX_STATES - 1) the mutex was
  * entered in; the caller owns it.  -EOWNERDEAD: the caller owns it, but
- * the previous owner died holding it (robust list) and the state is lost;
- * it must unlock into a state that it has made true.  Errors, which leave
+ * the previous owner died holding it (robust list), or, for a word that
+ * only the caller's process reaches, is no task of that process (a thread
+ * that exited holding it; in a child of fork(), a thread of the parent:
+ * ast_owner_gone()), and the state is lost; it must unlock into a state
+ * that it has made true.  Errors, which leave
  * the word unchanged but for a waiters bit that no queued waiter needs
  * any more: -EINVAL (empty entry set, unknown @flags, a word not 32-bit
  * aligned or not an AST word, a bad @clockid or timespec), -EFAULT

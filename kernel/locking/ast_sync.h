@@ -122,6 +122,7 @@ struct ast_waiter *ast_select_waiter(struct plist_head *chain,
 				     union futex_key *key, int state,
 				     bool *others);
 bool ast_word_has_heir(struct plist_head *chain, union futex_key *key);
+bool ast_owner_gone(struct mm_struct *mm, u32 uval);
 bool ast_waiter_starved(const struct ast_waiter *w, unsigned long now);
 bool ast_handoff_policy(unsigned int flags, bool heir, bool on_cpu);
 u64 ast_spin_budget_ns(unsigned int cpus);

@@ -2,12 +2,15 @@
 /*
  * KUnit tests of the AST-sync internals: the word encoding, argument
  * validation, the choice of the waiter an unlock hands the lock to (or
- * wakes), on synthetic futex bucket queues, and the adaptive hand-off
- * policy with its anti-starvation bound.
+ * wakes), on synthetic futex bucket queues, the adaptive hand-off
+ * policy with its anti-starvation bound, and when the owner of a word
+ * that one address space alone reaches is gone.
  */
 #include <kunit/test.h>
+#include <linux/kthread.h>
 #include <linux/plist.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
 
 #include "ast_sync.h"
 
@@ -438,6 +441,41 @@ static void ast_test_select_requeued(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, others);
 }
 
+/*
+ * ast_owner_gone(): a word that only one mm reaches is taken from an owner
+ * that is no live task of that mm, never from one that is, and never
+ * where a CLONE_VM process shares the mm.  The test's kthread stands for
+ * the owner, first without an mm, then using @mm.
+ */
+static void ast_test_owner_gone(struct kunit *test)
+{
+	u32 self = ast_word_owned(task_pid_vnr(current), true);
+	u32 nobody = ast_word_owned(PID_MAX_LIMIT + 1, false);
+	struct mm_struct *mm = mm_alloc();
+
+	KUNIT_ASSERT_NOT_NULL(test, mm);
+	/* Free, a dead owner's (no TID), or no mm: nothing to decide. */
+	KUNIT_EXPECT_FALSE(test, ast_owner_gone(mm, ast_word_free(3, true)));
+	KUNIT_EXPECT_FALSE(test, ast_owner_gone(mm, AST_MUTEX_OWNER_DIED |
+						AST_MUTEX_WAITERS));
+	KUNIT_EXPECT_FALSE(test, ast_owner_gone(NULL, nobody));
+	/* No task has the TID; a task that does not use @mm. */
+	KUNIT_EXPECT_TRUE(test, ast_owner_gone(mm, nobody));
+	KUNIT_EXPECT_TRUE(test, ast_owner_gone(mm, self));
+
+	/* A live task of @mm owns it. */
+	kthread_use_mm(mm);
+	KUNIT_EXPECT_FALSE(test, ast_owner_gone(mm, self));
+	KUNIT_EXPECT_FALSE(test, ast_owner_gone(mm, self | AST_MUTEX_OWNER_DIED));
+	kthread_unuse_mm(mm);
+
+	/* A CLONE_VM process shares @mm: its TIDs may be another namespace's. */
+	set_bit(MMF_MULTIPROCESS, &mm->flags);
+	KUNIT_EXPECT_FALSE(test, ast_owner_gone(mm, nobody));
+	KUNIT_EXPECT_FALSE(test, ast_owner_gone(mm, self));
+	mmput(mm);
+}
+
 /* The heir's polling budget: rwsem_rspin_threshold()'s 25 us + 2 us/CPU. */
 static void ast_test_spin_budget(struct kunit *test)
 {
@@ -460,6 +498,7 @@ static struct kunit_case ast_sync_test_cases[] = {
 	KUNIT_CASE(ast_test_select_retry),
 	KUNIT_CASE(ast_test_heir),
 	KUNIT_CASE(ast_test_select_requeued),
+	KUNIT_CASE(ast_test_owner_gone),
 	KUNIT_CASE(ast_test_policy),
 	KUNIT_CASE(ast_test_queue_prio),
 	KUNIT_CASE(ast_test_spin_budget),

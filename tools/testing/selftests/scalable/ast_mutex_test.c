@@ -725,6 +725,7 @@ TEST(handoff_priority)
 
 /* ------------------------------------------------------------- timeouts */
 
+/* Takes the mutex and exits holding it. */
 static void *hold_fn(void *arg)
 {
 	struct ast_mutex *m = arg;
@@ -733,9 +734,41 @@ static void *hold_fn(void *arg)
 	return NULL;
 }
 
+/* Takes the mutex in @mask and keeps it until told to leave it in 4. */
+struct keeper {
+	struct ast_mutex *m;
+	__u64 mask;
+	pid_t tid;
+	int got;
+	bool started, release;
+};
+
+static void *keeper_fn(void *arg)
+{
+	struct keeper *k = arg;
+
+	k->tid = syscall(SYS_gettid);
+	__atomic_store_n(&k->started, true, __ATOMIC_SEQ_CST);
+	k->got = ast_mutex_lock(k->m, k->mask);
+	while (!__atomic_load_n(&k->release, __ATOMIC_SEQ_CST))
+		usleep(1000);
+	if (k->got >= 0 || k->got == -EOWNERDEAD)
+		ast_mutex_unlock(k->m, 4);
+	return NULL;
+}
+
+static void start_keeper(struct __test_metadata *_metadata, pthread_t *th,
+			 struct keeper *k)
+{
+	ASSERT_EQ(0, pthread_create(th, NULL, keeper_fn, k));
+	while (!__atomic_load_n(&k->started, __ATOMIC_SEQ_CST))
+		usleep(100);
+}
+
 static void check_timeout(struct __test_metadata *_metadata, clockid_t clk,
 			  unsigned int flags)
 {
+	struct keeper k = { 0 };
 	struct timespec t0, ts;
 	struct ast_mutex m;
 	pthread_t th;
@@ -749,16 +782,35 @@ static void check_timeout(struct __test_metadata *_metadata, clockid_t clk,
 	EXPECT_GE(ms_since(&t0, clk), 99);
 	EXPECT_EQ(AST_MUTEX_WORD(4), load(&m.word));
 
-	/* Locked by another thread (which stays the owner). */
-	ASSERT_EQ(0, pthread_create(&th, NULL, hold_fn, &m));
-	pthread_join(th, NULL);
-	v = load(&m.word);
-	EXPECT_FALSE(v & AST_MUTEX_FREE);
+	/* Locked by another thread, which stays the owner. */
+	k.m = &m;
+	k.mask = ALL_STATES;
+	start_keeper(_metadata, &th, &k);
+	while ((v = load(&m.word)) & AST_MUTEX_FREE)
+		usleep(100);
+	EXPECT_EQ((__u32)k.tid, v);
 	clock_gettime(clk, &t0);
 	abs_in(&ts, clk, 100);
 	EXPECT_EQ(-ETIMEDOUT, ast_mutex_timedlock(&m, ALL_STATES, &ts, clk));
 	EXPECT_GE(ms_since(&t0, clk), 99);
 	EXPECT_EQ(v, load(&m.word));
+	__atomic_store_n(&k.release, true, __ATOMIC_SEQ_CST);
+	pthread_join(th, NULL);
+	EXPECT_EQ(AST_MUTEX_WORD(4), load(&m.word));
+
+	/*
+	 * Locked by a thread that exited: the word is on this stack, which
+	 * only this process reaches, so no task can unlock it any more.  A
+	 * lock that would sleep on it takes it as a dead owner's instead.
+	 */
+	ASSERT_EQ(0, pthread_create(&th, NULL, hold_fn, &m));
+	pthread_join(th, NULL);
+	v = load(&m.word);
+	EXPECT_FALSE(v & AST_MUTEX_FREE);
+	abs_in(&ts, clk, 100);
+	EXPECT_EQ(-EOWNERDEAD, ast_mutex_timedlock(&m, ALL_STATES, &ts, clk));
+	EXPECT_EQ((__u32)ast_gettid(), load(&m.word));
+	EXPECT_EQ(0, ast_mutex_unlock(&m, 4));
 
 	/* A timeout in the past does not stop a free, matching entry. */
 	ASSERT_EQ(0, ast_mutex_init(&m, 4, flags));
@@ -782,6 +834,78 @@ TEST(timeout_realtime)
 		SKIP(return, "ast_mutex syscalls not supported");
 	check_timeout(_metadata, CLOCK_REALTIME, AST_MUTEX_PRIVATE);
 	check_timeout(_metadata, CLOCK_REALTIME, 0);
+}
+
+/*
+ * Issue 37: a child forked while a thread of its parent waits for a
+ * private mutex got ETIMEDOUT locking its own copy of the word.  The
+ * child's copy names a thread of the parent: the parent's owner, with the
+ * waiters bit its waiter set (round 0), or, once an unlock has handed the
+ * mutex to that waiter, the waiter itself, whether or not it has run yet
+ * (round 1, a strict unlock; the adaptive unlock hands over likewise when
+ * the waiter is on a CPU, hence "sometimes").  No task of the child can
+ * unlock that copy, and the child has no waiter queued to be handed it:
+ * the lock slept until its timeout.  It now takes such a word with
+ * EOWNERDEAD, deterministically here.  The parent's word stays its own.
+ */
+TEST(fork_child_of_waiting_parent)
+{
+	struct ast_mutex m;
+	struct timespec ts;
+	struct keeper k;
+	pthread_t th;
+	int round, st;
+	pid_t pid;
+	__u32 v;
+	long r;
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	for (round = 0; round < 2; round++) {
+		ASSERT_EQ(0, ast_mutex_init(&m, 0, AST_MUTEX_PRIVATE |
+					    AST_MUTEX_STRICT));
+		ASSERT_EQ(0, ast_mutex_lock(&m, BIT(0)));
+		memset(&k, 0, sizeof(k));
+		k.m = &m;
+		k.mask = BIT(1);
+		start_keeper(_metadata, &th, &k);
+		ASSERT_EQ(0, wait_in_syscall(k.tid, __NR_ast_mutex_lock));
+		if (round)
+			ASSERT_EQ(0, ast_mutex_unlock(&m, 1));
+		v = load(&m.word);
+		EXPECT_EQ(round ? (__u32)k.tid :
+			  (__u32)ast_gettid() | AST_MUTEX_WAITERS, v);
+		pid = fork();
+		ASSERT_GE(pid, 0);
+		if (!pid) {
+			abs_in(&ts, CLOCK_MONOTONIC, 2000);
+			r = ast_mutex_timedlock(&m, ALL_STATES, &ts,
+						CLOCK_MONOTONIC);
+			if (r != -EOWNERDEAD)
+				_exit(r == -ETIMEDOUT ? 10 : 11);
+			if (load(&m.word) != (__u32)syscall(SYS_gettid))
+				_exit(12);
+			if (ast_mutex_unlock(&m, 5) ||
+			    load(&m.word) != AST_MUTEX_WORD(5))
+				_exit(13);
+			_exit(0);
+		}
+		ASSERT_EQ(pid, waitpid(pid, &st, 0));
+		EXPECT_TRUE(WIFEXITED(st));
+		EXPECT_EQ(0, WEXITSTATUS(st)) {
+			TH_LOG("round %d: the child's lock of its copy %#x %s",
+			       round, v, WEXITSTATUS(st) == 10 ? "timed out" :
+			       "failed");
+		}
+		/* The parent's word is not the child's copy. */
+		EXPECT_EQ(v, load(&m.word));
+		if (!round)
+			EXPECT_EQ(0, ast_mutex_unlock(&m, 1));
+		__atomic_store_n(&k.release, true, __ATOMIC_SEQ_CST);
+		pthread_join(th, NULL);
+		EXPECT_EQ(1, k.got);
+		EXPECT_EQ(AST_MUTEX_WORD(4), load(&m.word));
+	}
 }
 
 /* -------------------------------------------------------------- signals */
@@ -928,6 +1052,32 @@ TEST(robust_owner_death)
 	EXPECT_EQ(9, ast_mutex_lock(m, BIT(9)));
 	EXPECT_EQ(0, ast_mutex_unlock(m, 1));
 	EXPECT_EQ(AST_MUTEX_WORD(1), load(&m->word));
+	munmap(m, sysconf(_SC_PAGESIZE));
+}
+
+/*
+ * A word in shared memory may be owned by a task of another process: the
+ * kernel cannot tell that its owner is gone, so a process-shared word
+ * locked by a thread that exited stays locked (use a robust mutex).
+ */
+TEST(exited_owner_shared_memory)
+{
+	struct ast_mutex *m = shared_mutex(_metadata);
+	struct timespec ts;
+	pthread_t th;
+	__u32 v;
+
+	if (!ast_supported())
+		SKIP(return, "ast_mutex syscalls not supported");
+	ASSERT_EQ(0, ast_mutex_init(m, 0, 0));
+	ASSERT_EQ(0, pthread_create(&th, NULL, hold_fn, m));
+	pthread_join(th, NULL);
+	v = load(&m->word);
+	EXPECT_FALSE(v & AST_MUTEX_FREE);
+	abs_in(&ts, CLOCK_MONOTONIC, 100);
+	EXPECT_EQ(-ETIMEDOUT, ast_mutex_timedlock(m, ALL_STATES, &ts,
+						  CLOCK_MONOTONIC));
+	EXPECT_EQ(v, load(&m->word));
 	munmap(m, sysconf(_SC_PAGESIZE));
 }
 
@@ -1440,6 +1590,7 @@ struct storm {
 	int cpu;
 	bool stop;
 	pid_t tid;
+	pid_t owner;
 	long ret;
 	long max_late_us;
 };
@@ -1456,13 +1607,18 @@ static void pin_thread(int cpu)
 static void *storm_writer(void *arg)
 {
 	struct storm *s = arg;
-	__u32 v = 100000;
+	__u32 self = syscall(SYS_gettid), v = self;
 
 	pin_thread(s->cpu);
-	/* Locked by TIDs that are not the locker's, never free. */
+	/*
+	 * Locked by live threads of this process that are not the locker,
+	 * never free: the main thread and this one, in turn (a TID that no
+	 * thread of the process has would be an owner that is gone, which
+	 * the lock takes over on a private word).
+	 */
 	while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
 		__atomic_store_n(&s->word, v, __ATOMIC_RELAXED);
-		v = v < 200000 ? v + 1 : 100000;
+		v = v == self ? s->owner : self;
 	}
 	return NULL;
 }
@@ -1500,10 +1656,11 @@ static void *storm_ticker(void *arg)
 TEST(retry_loop_reschedules)
 {
 	pthread_t writer, locker, ticker;
-	struct storm s = { .word = 100000 };
+	struct storm s = { .owner = syscall(SYS_gettid) };
 	cpu_set_t old;
 	int cpu;
 
+	s.word = s.owner;
 	if (!ast_supported())
 		SKIP(return, "ast_mutex syscalls not supported");
 	/* Locker and ticker on one CPU, the writer on another. */
