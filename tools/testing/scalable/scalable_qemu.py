@@ -304,25 +304,29 @@ def watch_guest(cmd, console, tap, accel, timeout, progress=None):
 def echo_progress(path, seen, progress=None):
 	"""Print the TAP results and RESULT lines that @path gained after byte @seen.
 
-	Returns the new offset; @progress, if any, sees every complete line.
+	Returns the new offset, in bytes: the file is read as bytes, since the
+	serial port writes CR LF and a text-mode read would count the CRs it
+	drops as unread and read the same lines again.  @progress, if any, sees
+	every complete line.
 	"""
 	now = time.time()
 	try:
-		with open(path, errors='replace') as f:
+		with open(path, 'rb') as f:
 			f.seek(seen)
 			data = f.read()
 	except OSError:
 		return seen
-	end = data.rfind('\n')
+	end = data.rfind(b'\n')
 	if end < 0:
 		return seen
-	for line in data[:end].splitlines():
+	for line in data[:end].decode(errors='replace').split('\n'):
+		line = line.rstrip('\r')
 		for msg in progress.feed(line, now) if progress else ():
 			print(msg, flush=True)
 		if re.match(r'(not )?ok \d+ ', line) or 'RESULT ' in line or \
 		   re.match(r'# (not )?ok \d+ ', line):
 			print('  | ' + line, flush=True)
-	return seen + len(data[:end + 1].encode())
+	return seen + end + 1
 
 
 def boot_timeout(flavour, mode):

@@ -327,6 +327,8 @@ class Progress:
 				if key in self.seen_upstream:
 					return out
 				self.seen_upstream.add(key)
+			elif self.current and self.current[0] == key:
+				return out
 			self.finish(now)
 			if not self.timeline:
 				self.done += self.items.get('boot', 0)

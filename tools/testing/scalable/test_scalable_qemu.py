@@ -267,6 +267,24 @@ class ProgressTest(unittest.TestCase):
 				 ['  | ok 1 selftests: a: b', '  | # ok 2 sub',
 				  '  | # # RESULT bench=x cpus=1 ops_per_ms=1'])
 
+	def test_echo_progress_crlf(self):
+		"""The serial port's CR LF: every line once, the offset in bytes."""
+		with tempfile.TemporaryDirectory() as d:
+			path = os.path.join(d, 'tap')
+			text = b''.join(b'ok %d selftests: a: t%d\r\n' % (i, i) for i in range(1, 40))
+			with open(path, 'wb') as f:
+				f.write(text[:500])
+			out = io.StringIO()
+			with contextlib.redirect_stdout(out):
+				seen = Q.echo_progress(path, 0)
+				with open(path, 'ab') as f:
+					f.write(text[500:])
+				seen = Q.echo_progress(path, seen)
+				self.assertEqual(Q.echo_progress(path, seen), seen)
+		self.assertEqual(seen, len(text))
+		self.assertEqual(out.getvalue().splitlines(),
+				 ['  | ok %d selftests: a: t%d' % (i, i) for i in range(1, 40)])
+
 	def test_boot_timeout(self):
 		with mock.patch.dict(os.environ, {'BOOT_TIMEOUT': '', 'SMP': '2'}):
 			self.assertEqual(Q.boot_timeout('release', 'test'), 900)
