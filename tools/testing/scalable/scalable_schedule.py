@@ -63,8 +63,9 @@ BENCH = {
 	# Beyond its window, a run of t threads costs about thread2_s * t^2 to
 	# start, stop and join, by implementation: at 1000 threads under TCG
 	# the strict hand-off and cv-pair took 14 to 95 s per run (draining
-	# 1000 queued threads one hand-off at a time), futex-bitset 1 to 10 s,
-	# the others about 0.3 s.
+	# 1000 queued threads one hand-off at a time), futex-bitset from 1 s
+	# to minutes (its stop starved on an unfair lock), the others about
+	# 0.3 s.
 	'ast_bench': {'kind': 'ast', 'run_s': 0.06,
 		      'impls': {'ast': 3e-7, 'ast-handoff': 4e-5, 'ast-compete': 3e-7,
 				'cv-bcast': 3e-7, 'cv-pair': 4e-5, 'futex-bitset': 8e-6}},

@@ -105,7 +105,7 @@ class ArgsTest(unittest.TestCase):
 		items = S.boot_schedule('full', 2, None, 'scalable_own=0 scalable_upstream=proc')
 		self.assertEqual([k for k, _ in items], ['boot', 'upstream:proc', 'end'])
 		one = S.boot_schedule('full', 2, None, 'scalable_tests=ast_bench '
-				      'scalable_upstream=none scalable_ast_bench=-t_100_-b_1_-c_2')
+				      'scalable_upstream=none scalable_ast_bench=-t_100_-b_1_-c_2_-i_ast')
 		full = S.boot_schedule('full', 2, None, 'scalable_tests=ast_bench '
 				       'scalable_upstream=none')
 		self.assertLess(S.total(one), S.total(full))
