@@ -46,6 +46,7 @@
 #endif
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <math.h>
 #include <pthread.h>
@@ -105,6 +106,13 @@ struct bbuf {
 	 */
 	char pad2[64];
 	int stopping;
+	/*
+	 * The start gate: workers wait on it until every thread of the run
+	 * exists, so that creating 1000 threads does not compete with the
+	 * first ones' traffic.
+	 */
+	char pad4[64];
+	__u32 go;
 	char pad3[64];
 };
 
@@ -274,9 +282,27 @@ static void ast_like_exit(struct bbuf *b)
 		l0_exit(b, new_state(b));
 }
 
+/*
+ * Set once the measurement is over: a worker enters no more, and one
+ * that enters or wakes from now on leaves at once without an operation,
+ * so that the stop drains the queued threads instead of letting each do
+ * one more operation (at 1000 threads under TCG, that took minutes).
+ */
+static bool stopping(struct bbuf *b)
+{
+	return __atomic_load_n(&b->stopping, __ATOMIC_RELAXED);
+}
+
+/* Every worker waits here until its run's threads all exist. */
+static void wait_for_go(struct bbuf *b)
+{
+	while (!__atomic_load_n(&b->go, __ATOMIC_ACQUIRE))
+		syscall(SYS_futex, &b->go, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+}
+
 static bool put(struct bbuf *b, unsigned long item)
 {
-	if (__atomic_load_n(&b->stopping, __ATOMIC_RELAXED))
+	if (stopping(b))
 		return false;
 	switch (b->impl) {
 	case IMPL_AST:
@@ -285,13 +311,17 @@ static bool put(struct bbuf *b, unsigned long item)
 	case IMPL_FUTEX:
 		if (!ast_like_enter(b, B(S_EMPTY) | B(S_MID)))
 			return false;
+		if (stopping(b)) {
+			ast_like_exit(b);
+			return false;
+		}
 		break;
 	default:
 		pthread_mutex_lock(&b->mu);
-		while (b->count == b->size && !b->stop)
+		while (b->count == b->size && !b->stop && !stopping(b))
 			pthread_cond_wait(b->impl == IMPL_CV_BCAST ? &b->all :
 					  &b->notfull, &b->mu);
-		if (b->stop) {
+		if (b->stop || stopping(b)) {
 			pthread_mutex_unlock(&b->mu);
 			return false;
 		}
@@ -319,7 +349,7 @@ static bool put(struct bbuf *b, unsigned long item)
 
 static bool get(struct bbuf *b, unsigned long *item)
 {
-	if (__atomic_load_n(&b->stopping, __ATOMIC_RELAXED))
+	if (stopping(b))
 		return false;
 	switch (b->impl) {
 	case IMPL_AST:
@@ -328,13 +358,17 @@ static bool get(struct bbuf *b, unsigned long *item)
 	case IMPL_FUTEX:
 		if (!ast_like_enter(b, B(S_FULL) | B(S_MID)))
 			return false;
+		if (stopping(b)) {
+			ast_like_exit(b);
+			return false;
+		}
 		break;
 	default:
 		pthread_mutex_lock(&b->mu);
-		while (!b->count && !b->stop)
+		while (!b->count && !b->stop && !stopping(b))
 			pthread_cond_wait(b->impl == IMPL_CV_BCAST ? &b->all :
 					  &b->notempty, &b->mu);
-		if (b->stop) {
+		if (b->stop || stopping(b)) {
 			pthread_mutex_unlock(&b->mu);
 			return false;
 		}
@@ -370,6 +404,7 @@ static void *producer(void *arg)
 	struct targ *t = arg;
 	unsigned long seq = 0;
 
+	wait_for_go(t->b);
 	while (put(t->b, ((unsigned long)t->idx << 32) | seq++))
 		__atomic_store_n(&t->b->puts[t->idx].n, seq, __ATOMIC_RELAXED);
 	return NULL;
@@ -380,6 +415,7 @@ static void *consumer(void *arg)
 	struct targ *t = arg;
 	unsigned long item, n = 0;
 
+	wait_for_go(t->b);
 	while (get(t->b, &item))
 		__atomic_store_n(&t->b->gets[t->idx].n, ++n, __ATOMIC_RELAXED);
 	return NULL;
@@ -492,6 +528,8 @@ static double run_once(int impl, int nthreads, int size, struct cost *cost)
 			break;
 		}
 	}
+	__atomic_store_n(&b->go, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &b->go, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 	if (!ret) {
 		sleep_ms(warmup_ms);
 		getrusage(RUSAGE_SELF, &ru0);
