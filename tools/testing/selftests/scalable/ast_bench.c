@@ -286,7 +286,7 @@ static void ast_like_exit(struct bbuf *b)
  * Set once the measurement is over: a worker enters no more, and one
  * that enters or wakes from now on leaves at once without an operation,
  * so that the stop drains the queued threads instead of letting each do
- * one more operation (at 1000 threads under TCG, that took minutes).
+ * one more operation, competing with the stopper for the lock.
  */
 static bool stopping(struct bbuf *b)
 {
