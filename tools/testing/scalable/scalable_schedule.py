@@ -11,7 +11,7 @@
 # the programs are the .c files of tools/testing/selftests/scalable (as its
 # Makefile finds them), and each benchmark's modes are checked at run time
 # against the plan line the program prints ("<name>: M modes x N counts,
-# about S s of warm-up and measurement"; plan_problems()).  What the model
+# about S s of windows"; plan_problems()).  What the model
 # adds are the costs that are not warm-up and measurement windows: per run
 # (starting and joining the workers), per program (setup), and the programs
 # and collections whose time does not depend on the mode (COSTS).  Those

@@ -115,7 +115,7 @@ class PlanTest(unittest.TestCase):
 	def test_plan_matches(self):
 		n = S.BENCH['open_bench']['modes']
 		tap = ('# selftests: scalable: open_bench\n'
-		       '# # open_bench: %d modes x 2 counts, about 12.0 s of warm-up and measurement\n'
+		       '# # open_bench: %d modes x 2 counts, about 12.0 s of windows\n'
 		       % n)
 		self.assertEqual(S.plan_problems(tap, 'quick', 2), [])
 

@@ -806,7 +806,7 @@ int main(int argc, char **argv)
 	ksft_print_msg("ast_bench: warmup %ld ms, measure %ld ms, %ld runs, %d cpus online\n",
 		       warmup_ms, measure_ms, runs, nproc);
 	/* The plan line of bench.c, which the host checks its schedule by. */
-	ksft_print_msg("ast_bench: %d modes x %d counts, about %.1f s of warm-up and measurement\n",
+	ksft_print_msg("ast_bench: %d modes x %d counts, about %.1f s of windows\n",
 		       nr_threads * nr_sizes * __builtin_popcount(impl_mask), done,
 		       (double)nr_threads * nr_sizes * __builtin_popcount(impl_mask) *
 		       done * runs * (warmup_ms + measure_ms) / 1000);

@@ -1109,7 +1109,7 @@ static void print_facts(void)
 		       bench_cfg.runs);
 	est_s = (double)nr_modes * bench_cfg.nr_counts * bench_cfg.runs *
 		(bench_cfg.warmup_ms + bench_cfg.measure_ms) / 1000;
-	ksft_print_msg("%s: %d modes x %d counts, about %.1f s of warm-up and measurement%s\n",
+	ksft_print_msg("%s: %d modes x %d counts, about %.1f s of windows%s\n",
 		       bd->name, nr_modes, bench_cfg.nr_counts, est_s,
 		       est_s > BENCH_SETTINGS_TIMEOUT ?
 		       " (more than the kselftest timeout: use -q or fewer counts)" :

@@ -330,7 +330,7 @@ int main(int argc, char **argv)
 	ksft_print_msg("oplog_list: warm-up %ld ms, %ld ms measured, %ld runs, %d CPUs\n",
 		       warmup_ms, measure_ms, runs, nproc);
 	/* The plan line of bench.c, which the host checks its schedule by. */
-	ksft_print_msg("oplog_list: %d modes x %d counts, about %.1f s of warm-up and measurement\n",
+	ksft_print_msg("oplog_list: %d modes x %d counts, about %.1f s of windows\n",
 		       nr_modes, nr_counts,
 		       (double)nr_modes * nr_counts * runs * (warmup_ms + measure_ms) / 1000);
 	ksft_set_plan(nr_modes * nr_counts);
