@@ -166,6 +166,12 @@ static inline unsigned long oplog_cpu_bit(unsigned int cpu)
 	return BIT(cpu % BITS_PER_LONG);
 }
 
+/* Does the type stamp its operations?  See %OPLOG_UNSTAMPED. */
+static inline bool oplog_stamped(const struct oplog_type *type)
+{
+	return !(type->flags & OPLOG_UNSTAMPED);
+}
+
 /* Exact bits: a CPU's bit can be cleared when its log goes away. */
 static inline bool oplog_exact_bits(void)
 {
@@ -191,11 +197,17 @@ static inline spinlock_t *oplog_lock_of(const struct oplog_type *type,
 	return type->ops->obj_lock(obj);
 }
 
-/* Count an event in this CPU's cache, if it has one; never allocates. */
+/*
+ * Count an event in this CPU's cache, if it has one; never allocates.  A
+ * type that failed to register has no caches (->caches.slot is NULL), and
+ * its users still synchronize and flush their objects, which have no logs.
+ */
 static void oplog_stat(struct oplog_type *type, enum oplog_stat s, long n)
 {
 	struct oplog_cache *cache;
 
+	if (unlikely(!type->caches.slot))
+		return;
 	preempt_disable();
 	cache = this_cpu_read(*type->caches.slot);
 	if (cache)
@@ -250,6 +262,8 @@ static bool oplog_take(struct oplog_type *type, struct oplog_log *log,
 	struct oplog_op *op;
 	LIST_HEAD(prefix);
 	unsigned int n = 0;
+
+	lockdep_assert_held(&log->lock);
 
 	if (!oplog_has_list(type)) {
 		/*
@@ -318,8 +332,9 @@ static int oplog_cmp_key_ts(void *priv, const struct list_head *a,
  * Apply a batch to @obj (object lock held): the thesis's Queue::apply.
  * ORDERED: every op in timestamp order.  ABSORBING: ordered by item, then
  * timestamp (operations on different items commute), an add directly
- * followed by a remove of the same item cancelled (try_absorb).  COUNTER:
- * the delta is folded in.
+ * followed by a remove of the same item cancelled (try_absorb); unstamped,
+ * in the order taken (every operation commutes).  COUNTER: the delta is
+ * folded in.
  */
 static void oplog_apply(struct oplog_type *type, struct oplog_obj *obj,
 			struct list_head *batch, long delta)
@@ -327,6 +342,8 @@ static void oplog_apply(struct oplog_type *type, struct oplog_obj *obj,
 	const struct oplog_type_ops *ops = type->ops;
 	struct oplog_op *op, *next;
 	long applied = 0, absorbed = 0;
+
+	lockdep_assert_held(oplog_lock_of(type, obj));
 
 	if (!oplog_has_list(type)) {
 		if (delta)
@@ -339,7 +356,7 @@ static void oplog_apply(struct oplog_type *type, struct oplog_obj *obj,
 		/* One CPU's log, the common case for a reader, is sorted. */
 		if (!oplog_sorted_by_ts(batch))
 			list_sort(NULL, batch, oplog_cmp_ts);
-	} else {
+	} else if (oplog_stamped(type)) {
 		list_sort(NULL, batch, oplog_cmp_key_ts);
 	}
 
@@ -392,6 +409,8 @@ static struct oplog_log *oplog_collect(struct oplog_type *type,
 	struct oplog_log *log;
 	unsigned int i;
 
+	lockdep_assert_held(oplog_lock_of(type, obj));
+
 	if (!cache)
 		return NULL;
 	i = oplog_slot(type, obj);
@@ -433,9 +452,11 @@ static bool __oplog_sync(struct oplog_type *type, struct oplog_obj *obj,
 	struct oplog_log *log;
 	bool left = false;
 
+	lockdep_assert_held(oplog_lock_of(type, obj));
+
 	if (cpus) {
 		if (!cutoff)
-			cutoff = oplog_clock();
+			cutoff = oplog_stamped(type) ? oplog_clock() : U64_MAX;
 		for_each_possible_cpu(cpu) {
 			if (!(cpus & oplog_cpu_bit(cpu)))
 				continue;
@@ -487,6 +508,8 @@ static void oplog_apply_evicted(struct oplog_type *type, struct oplog_obj *obj,
 				unsigned int cpu, struct list_head *batch,
 				long delta)
 {
+	lockdep_assert_held(oplog_lock_of(type, obj));
+
 	if (!oplog_has_list(type) && oplog_fold_alone(obj, cpu, delta)) {
 		if (delta)
 			type->ops->fold(obj, delta);
@@ -646,6 +669,57 @@ void oplog_flush(struct oplog_type *type, struct oplog_obj *obj)
 }
 EXPORT_SYMBOL_GPL(oplog_flush);
 
+/**
+ * oplog_obj_maybe_logged() - does any CPU's log of an object hold operations?
+ * @type: the object's type
+ * @obj: the object
+ *
+ * For a reader that only asks whether a synchronize would change the
+ * object, and must not pay for logs that are attached but empty (every
+ * logged operation was absorbed, or applied by a synchronize that left the
+ * logs attached): looks at each attached CPU's log under its cache and log
+ * locks, not the object lock.  A snapshot: a CPU may log right after its
+ * log was looked at.
+ *
+ * Context: any context but hard interrupts and NMIs; takes each attached
+ * CPU's cache and log locks (raw), one CPU at a time.  Does not sleep.
+ * Return: true if some CPU's log of @obj held operations (or, for a
+ * counter, a delta other than zero).
+ */
+bool oplog_obj_maybe_logged(struct oplog_type *type, struct oplog_obj *obj)
+{
+	unsigned long cpus = READ_ONCE(obj->cpus);
+	struct oplog_cache *cache;
+	struct oplog_log *log;
+	unsigned int cpu;
+	bool logged = false;
+
+	if (!cpus)
+		return false;
+	for_each_possible_cpu(cpu) {
+		if (!(cpus & oplog_cpu_bit(cpu)))
+			continue;
+		cache = oplog_cache_of(type, cpu);
+		if (!cache)
+			continue;
+		raw_spin_lock(&cache->lock);
+		log = cache->slots[oplog_slot(type, obj)];
+		if (log && log->obj == obj) {
+			raw_spin_lock(&log->lock);
+			if (oplog_has_list(type))
+				logged = log->len;
+			else
+				logged = atomic_long_read(&log->delta);
+			raw_spin_unlock(&log->lock);
+		}
+		raw_spin_unlock(&cache->lock);
+		if (logged)
+			return true;
+	}
+	return false;
+}
+EXPORT_SYMBOL_GPL(oplog_obj_maybe_logged);
+
 /*
  * Append to @log (its lock held): the thesis's Queue::append.  Returns
  * false if the log is full.  With local absorption, a remove whose item was
@@ -663,6 +737,8 @@ static __always_inline bool oplog_append(struct oplog_type *type,
 					 struct oplog_op **absorbed)
 {
 	struct oplog_op *prev;
+
+	lockdep_assert_held(&log->lock);
 
 	if (!list) {
 		atomic_long_add(delta, &log->delta);
@@ -684,7 +760,7 @@ static __always_inline bool oplog_append(struct oplog_type *type,
 	}
 	if (log->len >= type->max_len)
 		return false;
-	op->ts = oplog_clock();
+	op->ts = oplog_stamped(type) ? oplog_clock() : 0;
 	list_add_tail(&op->node, &log->ops);
 	log->len++;
 done:
@@ -747,9 +823,11 @@ static void oplog_direct(struct oplog_type *type, struct oplog_obj *obj,
 {
 	LIST_HEAD(batch);
 
+	lockdep_assert_held(oplog_lock_of(type, obj));
+
 	if (oplog_has_list(type)) {
-		op->ts = oplog_clock();
-		__oplog_sync(type, obj, false, &batch, 0, op->ts);
+		op->ts = oplog_stamped(type) ? oplog_clock() : 0;
+		__oplog_sync(type, obj, false, &batch, 0, op->ts ?: U64_MAX);
 		type->ops->exec(obj, op);
 	} else {
 		if (!oplog_fold_alone(obj, raw_smp_processor_id(), delta))
@@ -780,6 +858,9 @@ static void oplog_take_over(struct oplog_type *type, struct oplog_cache *cache,
 {
 	struct oplog_obj *victim = log->obj;
 
+	lockdep_assert_held(&cache->lock);
+	lockdep_assert_held(oplog_lock_of(type, victim));
+
 	raw_spin_lock(&log->lock);
 	oplog_take(type, log, U64_MAX, false, batch, delta);
 	WRITE_ONCE(log->obj, obj);
@@ -801,6 +882,8 @@ static void oplog_take_over(struct oplog_type *type, struct oplog_cache *cache,
 static void oplog_reuse(struct oplog_type *type, struct oplog_cache *cache,
 			struct oplog_log *log, struct oplog_obj *obj)
 {
+	lockdep_assert_held(&cache->lock);
+
 	raw_spin_lock(&log->lock);
 	if (!oplog_has_list(type))
 		atomic_long_set(&log->delta, 0);
@@ -878,6 +961,8 @@ static enum oplog_miss oplog_install(struct oplog_type *type,
 	spinlock_t *vlock;	/* the victim's object lock */
 	long vdelta = 0;
 	bool done;
+
+	lockdep_assert_held(oplog_lock_of(type, obj));
 
 	preempt_disable();
 	cache = clustered_rep(&type->caches);
@@ -1210,6 +1295,8 @@ static unsigned long oplog_evict_cpu(struct oplog_type *type, unsigned int cpu,
 	unsigned long done = 0;
 	unsigned int i;
 
+	lockdep_assert_held(&oplog_types_lock);
+
 	if (!cache)
 		return 0;
 	for (scan = min_t(unsigned long, scan, type->nr_slots); scan; scan--) {
@@ -1446,8 +1533,9 @@ static unsigned long oplog_shrink_scan(struct shrinker *s,
  *
  * Context: process context, may sleep; after core_initcall.
  * Return: 0; -EINVAL for missing callbacks, @nr_slots not a power of two or
- * above 2^20, @max_len above 65536, or absorption flags on a type that is
- * not %OPLOG_ABSORBING; -EAGAIN before OpLog is initialised; -ENOMEM.
+ * above 2^20, @max_len above 65536, flags on a type that is not
+ * %OPLOG_ABSORBING, or %OPLOG_UNSTAMPED with %OPLOG_GLOBAL_ABSORB; -EAGAIN
+ * before OpLog is initialised; -ENOMEM.
  */
 int oplog_type_register(struct oplog_type *type)
 {
@@ -1463,8 +1551,13 @@ int oplog_type_register(struct oplog_type *type)
 		return -EINVAL;
 	if (oplog_has_list(type) ? !ops->exec : !ops->fold)
 		return -EINVAL;
-	if (type->flags & ~(OPLOG_LOCAL_ABSORB | OPLOG_GLOBAL_ABSORB) ||
+	if (type->flags & ~(OPLOG_LOCAL_ABSORB | OPLOG_GLOBAL_ABSORB |
+			    OPLOG_UNSTAMPED) ||
 	    (type->flags && type->kind != OPLOG_ABSORBING))
+		return -EINVAL;
+	/* Global absorption needs an item's add ordered before its remove. */
+	if ((type->flags & OPLOG_UNSTAMPED) &&
+	    (type->flags & OPLOG_GLOBAL_ABSORB))
 		return -EINVAL;
 	if (!is_power_of_2(slots) || slots > (1U << 20) || max_len > 65536)
 		return -EINVAL;

@@ -224,9 +224,16 @@ static struct oplog_type ot_cstress = {
 	.nr_slots = 2,
 };
 
+/* Every operation commutes: no stamps, applied in the order taken. */
+static struct oplog_type ot_unstamped = {
+	.name = "kunit_unstamped", .kind = OPLOG_ABSORBING, .ops = &ot_ops,
+	.nr_slots = 16, .flags = OPLOG_LOCAL_ABSORB | OPLOG_UNSTAMPED,
+};
+
 static struct oplog_type *ot_types[] = {
 	&ot_ordered, &ot_counter, &ot_local, &ot_global, &ot_noabsorb,
 	&ot_oneslot, &ot_short, &ot_stress, &ot_counter1, &ot_cstress,
+	&ot_unstamped,
 };
 
 /* A second lock class, for an object whose lock the test holds itself. */
@@ -1026,6 +1033,86 @@ static void oplog_test_refuse(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, o->unlocked_calls, 0);
 }
 
+/*
+ * %OPLOG_UNSTAMPED: no operation gets a timestamp, a synchronize applies
+ * them in the order taken (a stamped absorbing type sorts them by key),
+ * local absorption still works, and every logged operation is taken (no
+ * cutoff leaves one behind).  oplog_obj_maybe_logged() tells the attached
+ * log that holds them from the same log emptied.  Registering the flag with
+ * global absorption, or on another kind, is refused.
+ */
+static void oplog_test_unstamped(struct kunit *test)
+{
+	static struct oplog_type bad_global = {
+		.name = "kunit_bad", .kind = OPLOG_ABSORBING, .ops = &ot_ops,
+		.flags = OPLOG_UNSTAMPED | OPLOG_GLOBAL_ABSORB,
+	};
+	static struct oplog_type bad_kind = {
+		.name = "kunit_bad", .kind = OPLOG_ORDERED, .ops = &ot_ops,
+		.flags = OPLOG_UNSTAMPED,
+	};
+	struct ot_obj *o = ot_new(test, false);
+	struct ot_op *ops = ot_ops_new(test, 5);
+	int i;
+
+	KUNIT_EXPECT_EQ(test, oplog_type_register(&bad_global), -EINVAL);
+	KUNIT_EXPECT_EQ(test, oplog_type_register(&bad_kind), -EINVAL);
+
+	ot_pin(test, cpumask_first(cpu_online_mask));
+	ot_set_op(&ops[0], OPLOG_ADD, 3);
+	ot_set_op(&ops[1], OPLOG_ADD, 2);
+	ot_set_op(&ops[2], OPLOG_ADD, 9);
+	ot_set_op(&ops[3], OPLOG_REMOVE, 9);
+	ot_set_op(&ops[4], OPLOG_ADD, 1);
+	for (i = 0; i < 5; i++) {
+		ops[i].op.ts = U64_MAX;
+		KUNIT_EXPECT_EQ(test, oplog_queue(&ot_unstamped, &o->oo,
+						  &ops[i].op), 0);
+	}
+	ot_unpin();
+	KUNIT_EXPECT_EQ(test, READ_ONCE(o->nr_absorbed), 1);
+	KUNIT_EXPECT_EQ(test, ops[0].op.ts, 0ULL);
+	KUNIT_EXPECT_EQ(test, ops[1].op.ts, 0ULL);
+	KUNIT_EXPECT_EQ(test, ops[4].op.ts, 0ULL);
+
+	KUNIT_EXPECT_TRUE(test, oplog_obj_maybe_logged(&ot_unstamped, &o->oo));
+
+	spin_lock(&o->lock);
+	KUNIT_EXPECT_FALSE(test, oplog_synchronize_locked(&ot_unstamped,
+							  &o->oo));
+	spin_unlock(&o->lock);
+	/* The log stays attached, empty: nothing is logged any more. */
+	KUNIT_EXPECT_TRUE(test, oplog_obj_has_logs(&o->oo));
+	KUNIT_EXPECT_FALSE(test, oplog_obj_maybe_logged(&ot_unstamped, &o->oo));
+	KUNIT_ASSERT_EQ(test, o->nr_exec, 3);
+	/* Queue order, not key order. */
+	KUNIT_EXPECT_EQ(test, o->rec[0], 0);
+	KUNIT_EXPECT_EQ(test, o->rec[1], 1);
+	KUNIT_EXPECT_EQ(test, o->rec[2], 4);
+	ot_flush_check(test, &ot_unstamped, o);
+}
+
+/*
+ * A user whose type failed to register (oplog_type_register() returned an
+ * error at boot) still synchronizes and flushes its objects, which never got
+ * a log: both must do nothing, without touching the type's missing caches.
+ */
+static void oplog_test_unregistered(struct kunit *test)
+{
+	static struct oplog_type never = {
+		.name = "kunit_never", .kind = OPLOG_ORDERED, .ops = &ot_ops,
+	};
+	struct ot_obj *o = ot_new(test, false);
+
+	spin_lock(&o->lock);
+	KUNIT_EXPECT_FALSE(test, oplog_synchronize_locked(&never, &o->oo));
+	spin_unlock(&o->lock);
+	oplog_flush(&never, &o->oo);
+	KUNIT_EXPECT_EQ(test, o->nr_exec, 0);
+	KUNIT_EXPECT_EQ(test, o->detach_calls, 0);
+	KUNIT_EXPECT_EQ(test, o->oo.cpus, 0UL);
+}
+
 /* ---------------------------------------------------------------- stress */
 
 #define ST_OBJS		4
@@ -1370,6 +1457,8 @@ static struct kunit_case oplog_test_cases[] = {
 	KUNIT_CASE(oplog_test_vacant),
 	KUNIT_CASE(oplog_test_hotplug),
 	KUNIT_CASE(oplog_test_refuse),
+	KUNIT_CASE(oplog_test_unstamped),
+	KUNIT_CASE(oplog_test_unregistered),
 	KUNIT_CASE(oplog_test_stress),
 	KUNIT_CASE(oplog_test_counter_stress),
 	{}

@@ -72,6 +72,12 @@ struct shrinker;
  *	without looking at other CPUs' logs, so it requires the thesis's usage
  *	(a mapping is added once and removed once): an item must not be added
  *	again while an operation on it may still be logged on another CPU.
+ *	With %OPLOG_UNSTAMPED, the type promises that all its operations
+ *	commute, those on one item included (it logs at most one operation
+ *	per item at a time): nothing is stamped (no oplog_clock(), which is
+ *	one global atomic where the TSC is not used), batches are applied in
+ *	the order they were taken, and every synchronize takes every logged
+ *	operation.  Not with %OPLOG_GLOBAL_ABSORB, which needs the order.
  */
 enum oplog_kind {
 	OPLOG_ORDERED,
@@ -86,6 +92,7 @@ enum oplog_kind {
 /* &oplog_type.flags */
 #define OPLOG_LOCAL_ABSORB	0x1	/* cancel add+remove in one CPU's log */
 #define OPLOG_GLOBAL_ABSORB	0x2	/* cancel add+remove across CPUs */
+#define OPLOG_UNSTAMPED		0x4	/* no timestamps: all operations commute */
 
 /**
  * struct oplog_type_ops - what a user of OpLog provides
@@ -136,7 +143,7 @@ struct oplog_type_ops {
  * @nr_slots: log-cache slots per CPU, a power of two (0: 4096)
  * @max_len: operations per log before it synchronizes (0: 128); ignored
  *	by %OPLOG_COUNTER
- * @flags: %OPLOG_LOCAL_ABSORB, %OPLOG_GLOBAL_ABSORB
+ * @flags: %OPLOG_LOCAL_ABSORB, %OPLOG_GLOBAL_ABSORB, %OPLOG_UNSTAMPED
  *
  * Must be statically allocated (it carries lockdep keys).
  */
@@ -359,6 +366,7 @@ void oplog_unlock(struct oplog_type *type, struct oplog_obj *obj)
 	__releases(obj);
 void oplog_flush_locked(struct oplog_type *type, struct oplog_obj *obj);
 void oplog_flush(struct oplog_type *type, struct oplog_obj *obj);
+bool oplog_obj_maybe_logged(struct oplog_type *type, struct oplog_obj *obj);
 
 unsigned long oplog_type_nr_logs(struct oplog_type *type);
 void oplog_type_drain(struct oplog_type *type);
