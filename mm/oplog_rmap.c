@@ -42,8 +42,8 @@
  *    insert against the removal (global absorption); the other operations,
  *    spilled by that, are applied too;
  *  - a stock insert (rmap_oplog_lock_insert(): fork's, after a parent
- *    VMA, and vma_link_file()'s, of a new VMA) synchronizes only if that
- *    parent's own insert is still logged;
+ *    VMA, and vma_link_file()'s, of a new VMA) puts that parent into the
+ *    tree only if its own insert is still logged;
  *  - vma_prepare() (split, merge, expand, shrink) puts only its own logged
  *    VMAs into the tree (rmap_oplog_lock_vmas()), one still in this CPU's
  *    log straight from there.
@@ -157,8 +157,8 @@
  * Architectures: those whose flush_dcache_page() walks i_mmap under a
  * spinlock of its own (arm, parisc, nios2, csky) or decides on
  * mapping_mapped() whether to defer a cache flush are not enabled in
- * Kconfig; mapping_mapped() counts logged inserts anyway (and says true
- * while a removal is logged).
+ * Kconfig; mapping_mapped() counts logged inserts anyway, not empty logs
+ * (and says true while a removal is logged).
  *
  * Switch: "rmap_oplog=on|off" on the command line (default on) and
  * /sys/kernel/debug/rmap_oplog/enabled.  rmap_oplog_logged_key says
@@ -305,12 +305,15 @@ static const struct oplog_type_ops rmap_oplog_ops = {
 /*
  * Inserts and removes, one op per VMA at a time; no absorption at queue
  * time: an insert is cancelled by oplog_absorb_hit() or under the lock,
- * and a remove is logged only for a VMA in the tree.
+ * and a remove is logged only for a VMA in the tree.  They all commute
+ * (rmap_oplog_apply()), so none is stamped: where oplog_clock() is one
+ * global counter, a stamp would write a line shared by every CPU.
  */
 static struct oplog_type rmap_oplog_type = {
 	.name	= "rmap",
 	.kind	= OPLOG_ABSORBING,
 	.ops	= &rmap_oplog_ops,
+	.flags	= OPLOG_UNSTAMPED,
 };
 
 /**
@@ -547,15 +550,20 @@ EXPORT_SYMBOL(__rmap_oplog_sync_read);
  * __rmap_oplog_pending() - may a VMA of this mapping be logged, not in i_mmap?
  * @mapping: the address space
  *
- * A lockless hint for mapping_mapped(), like that function's own test.
- * Context: any.
- * Return: true if a CPU may hold a log of @mapping or operations are
- * spilled.
+ * A hint for mapping_mapped(), like that function's own test: logs that
+ * are attached but empty (every insert absorbed by its VMA's unlink) do
+ * not count, so that the last unmap makes mapping_mapped() false as it
+ * does with the stock tree (a logged removal's VMA is still in the tree).
+ * Context: not in hard interrupt context: takes OpLog's per-CPU cache and
+ * log locks (oplog_obj_maybe_logged()), not the object lock.  Does not
+ * sleep.
+ * Return: true if operations are spilled or some CPU's log of @mapping
+ * holds one.
  */
 bool __rmap_oplog_pending(struct address_space *mapping)
 {
-	return READ_ONCE(mapping->i_mmap_oplog.cpus) ||
-	       !list_empty(&mapping->i_mmap_spill);
+	return !list_empty(&mapping->i_mmap_spill) ||
+	       oplog_obj_maybe_logged(&rmap_oplog_type, &mapping->i_mmap_oplog);
 }
 EXPORT_SYMBOL(__rmap_oplog_pending);
 
@@ -816,21 +824,76 @@ int __rmap_oplog_lock_unlink(struct address_space *mapping,
 	return count;
 }
 
+/*
+ * Put the logged inserts among @vmas (NULL entries allowed) into the tree,
+ * leaving every CPU's log attached: one still in this CPU's log is taken
+ * from there (oplog_absorb_hit()); for one in another CPU's log, every
+ * CPU's log is applied to the spill list (no cutoff, so that ours is among
+ * them whatever the clocks say) and the whole spill list goes in, as
+ * rmap_oplog_apply_spill() does.  The holder reads nothing in the tree but
+ * @vmas, so other CPUs may go on logging.  Counts the VMAs found in this
+ * CPU's log in *@local, the others in *@global.  i_mmap_rwsem held for
+ * write.
+ */
+static void rmap_oplog_apply_own(struct address_space *mapping,
+				 struct vm_area_struct **vmas, int count,
+				 unsigned long *local, unsigned long *global)
+{
+	struct vm_area_struct *vma;
+	LIST_HEAD(batch);
+	int i;
+
+	i_mmap_assert_write_locked(mapping);
+	*local = *global = 0;
+	for (i = 0; i < count; i++) {
+		vma = vmas[i];
+		if (!vma || !rmap_oplog_logged(vma))
+			continue;
+		/*
+		 * Still in this CPU's log: it is ours to put in the tree.  Its
+		 * code stays OPLOG_ADD for rmap_oplog_apply().
+		 */
+		if (oplog_absorb_hit(&rmap_oplog_type, &mapping->i_mmap_oplog,
+				     &vma->i_mmap_op)) {
+			list_add_tail(&vma->i_mmap_op.node, &batch);
+			(*local)++;
+		} else {
+			(*global)++;
+		}
+	}
+	if (*global) {
+		spin_lock(&mapping->i_mmap_oplog_lock);
+		if (mapping->i_mmap_oplog.cpus)
+			oplog_synchronize_all_locked(&rmap_oplog_type,
+						     &mapping->i_mmap_oplog);
+		list_splice_tail_init(&mapping->i_mmap_spill, &batch);
+		spin_unlock(&mapping->i_mmap_oplog_lock);
+	}
+	rmap_oplog_apply(mapping, &batch);
+	if (!*global)
+		rmap_oplog_apply_spill(mapping);
+}
+
 /**
  * __rmap_oplog_lock_insert() - see rmap_oplog_lock_insert()
  * @mapping: the address space
  * @parent: the VMA that the caller inserts after
+ *
+ * If @parent's own insert is still logged, puts it into the tree (the
+ * caller inserts after it) without detaching any CPU's log: a fork of a
+ * process whose file VMA is partly stock (it got an anon_vma after its
+ * insert was logged) leaves the other CPUs' forks and exits logging.
  *
  * Context: see rmap_oplog_lock_insert().
  */
 void __rmap_oplog_lock_insert(struct address_space *mapping,
 			      struct vm_area_struct *parent)
 {
+	unsigned long local, global;
+
 	down_write(&mapping->i_mmap_rwsem);
-	if (parent && rmap_oplog_logged(parent))
-		__rmap_oplog_sync(mapping);
-	else
-		rmap_oplog_apply_spill(mapping);
+	rmap_oplog_apply_own(mapping, &parent, parent ? 1 : 0, &local,
+			     &global);
 }
 
 /**
@@ -844,45 +907,10 @@ void __rmap_oplog_lock_insert(struct address_space *mapping,
 void __rmap_oplog_lock_vmas(struct address_space *mapping,
 			    struct vm_area_struct **vmas, int count)
 {
-	unsigned long local = 0, global = 0;
-	struct vm_area_struct *vma;
-	LIST_HEAD(batch);
-	int i;
+	unsigned long local, global;
 
 	down_write(&mapping->i_mmap_rwsem);
-	for (i = 0; i < count; i++) {
-		vma = vmas[i];
-		if (!vma || !rmap_oplog_logged(vma))
-			continue;
-		/*
-		 * Still in this CPU's log: it is ours to put in the tree.  Its
-		 * code stays OPLOG_ADD for rmap_oplog_apply().
-		 */
-		if (oplog_absorb_hit(&rmap_oplog_type, &mapping->i_mmap_oplog,
-				     &vma->i_mmap_op)) {
-			list_add_tail(&vma->i_mmap_op.node, &batch);
-			local++;
-		} else {
-			global++;
-		}
-	}
-	if (global) {
-		spin_lock(&mapping->i_mmap_oplog_lock);
-		/*
-		 * As in __rmap_oplog_lock_unlink(): with no cutoff, every
-		 * logged insert of @vmas is on the spill list afterwards, and
-		 * the logs stay attached for the other CPUs' forks.  The
-		 * whole spill list goes in, as rmap_oplog_apply_spill() does.
-		 */
-		if (mapping->i_mmap_oplog.cpus)
-			oplog_synchronize_all_locked(&rmap_oplog_type,
-						     &mapping->i_mmap_oplog);
-		list_splice_tail_init(&mapping->i_mmap_spill, &batch);
-		spin_unlock(&mapping->i_mmap_oplog_lock);
-	}
-	rmap_oplog_apply(mapping, &batch);
-	if (!global)
-		rmap_oplog_apply_spill(mapping);
+	rmap_oplog_apply_own(mapping, vmas, count, &local, &global);
 	rmap_oplog_count(RMAP_OPLOG_PREPARED_LOCAL, local);
 	rmap_oplog_count(RMAP_OPLOG_PREPARED_GLOBAL, global);
 }

@@ -140,7 +140,8 @@ static void rt_done(struct kunit *test, struct rt_ctx *t)
 /*
  * Local absorption: the insert of a VMA removed on the CPU that logged it
  * is cancelled and never reaches the tree; the other one does, with the
- * first writer.  Before that, the logged VMA counts for mapping_mapped().
+ * first writer.  Before that, the logged VMA counts for mapping_mapped(); a
+ * log left attached but empty does not.
  */
 static void rmap_oplog_test_local_absorb(struct kunit *test)
 {
@@ -156,6 +157,13 @@ static void rmap_oplog_test_local_absorb(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rmap_oplog_absorb_local(t->mapping, vmas, 1), 0);
 	/* Not in the log any more: a second attempt finds nothing. */
 	KUNIT_EXPECT_EQ(test, rmap_oplog_absorb_local(t->mapping, vmas, 1), 1);
+	vmas[0] = t->vmas[1];
+	KUNIT_EXPECT_EQ(test, rmap_oplog_absorb_local(t->mapping, vmas, 1), 0);
+	/* The log stays attached, empty: nothing is mapped any more. */
+	KUNIT_EXPECT_NE(test, READ_ONCE(t->mapping->i_mmap_oplog.cpus), 0UL);
+	KUNIT_EXPECT_FALSE(test, mapping_mapped(t->mapping));
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[1]));
+	KUNIT_EXPECT_TRUE(test, mapping_mapped(t->mapping));
 	rt_unpin();
 
 	i_mmap_lock_write(t->mapping);
@@ -441,6 +449,37 @@ static void rmap_oplog_test_lock_insert(struct kunit *test)
 	vma_interval_tree_insert_after(t->vmas[1], t->vmas[0], &t->mapping->i_mmap);
 	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 4);
 	i_mmap_unlock_write(t->mapping);
+	rt_done(test, t);
+}
+
+/*
+ * A stock insert after a parent whose insert another CPU logged puts the
+ * parent into the tree without detaching any CPU's log: the other CPUs'
+ * forks and exits of the file go on logging (a flush would detach them).
+ */
+static void rmap_oplog_test_lock_insert_remote(struct kunit *test)
+{
+	struct rt_ctx *t = rt_new(test);
+	unsigned int a, b;
+
+	rt_two_cpus(test, &a, &b);
+	rt_pin(test, b);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[0]));
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[2]));
+	rt_pin(test, a);
+	rmap_oplog_lock_insert(t->mapping, t->vmas[0]);
+	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[0]));
+	/* b's log stays attached, emptied into the tree. */
+	KUNIT_EXPECT_NE(test, READ_ONCE(t->mapping->i_mmap_oplog.cpus), 0UL);
+	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[2]));
+	t->vmas[1]->vm_pgoff = t->vmas[0]->vm_pgoff;
+	vma_interval_tree_insert_after(t->vmas[1], t->vmas[0], &t->mapping->i_mmap);
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 3);
+	i_mmap_unlock_write(t->mapping);
+	/* b logs again, into its log still attached. */
+	rt_pin(test, b);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[3]));
+	rt_unpin();
 	rt_done(test, t);
 }
 
@@ -750,6 +789,7 @@ static struct kunit_case rmap_oplog_test_cases[] = {
 	KUNIT_CASE(rmap_oplog_test_spill),
 	KUNIT_CASE(rmap_oplog_test_split),
 	KUNIT_CASE(rmap_oplog_test_lock_insert),
+	KUNIT_CASE(rmap_oplog_test_lock_insert_remote),
 	KUNIT_CASE(rmap_oplog_test_remove),
 	KUNIT_CASE(rmap_oplog_test_remove_spill),
 	KUNIT_CASE(rmap_oplog_test_remove_eligible),

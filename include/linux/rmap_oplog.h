@@ -251,11 +251,11 @@ static inline int rmap_oplog_lock_unlink(struct address_space *mapping,
  *
  * For fork's stock insert (vma_interval_tree_insert_after()) and
  * vma_link_file() (@parent NULL): takes i_mmap_rwsem for write and, only
- * if @parent's own insert is still logged, synchronizes @mapping so that
- * @parent is in the tree.  Nothing else needs to be: the caller reads
- * nothing but @parent's place, so mmap() and exec do not flush every
- * CPU's logs of the file.  What was already spilled is applied, as
- * rmap_oplog_lock_vmas() does.
+ * if @parent's own insert is still logged, puts @parent into the tree, as
+ * rmap_oplog_lock_vmas() does, leaving every CPU's log attached.  Nothing
+ * else needs to be: the caller reads nothing but @parent's place, so
+ * fork, mmap() and exec do not flush every CPU's logs of the file.  What
+ * was already spilled is applied.
  * Context: task context; sleeps.  Unlock with i_mmap_unlock_write().
  */
 static inline void rmap_oplog_lock_insert(struct address_space *mapping,
