@@ -24,7 +24,7 @@ import scalable_common as common
 from scalable_build import build_env, build_kernel, config_values, make_cmd
 from scalable_build import configure as guest_configure
 from scalable_common import HarnessError, log, machine_lock, run
-from scalable_parser import analyze
+from scalable_parser import analyze, series_kunit_suites
 from scalable_qemu import boot, boot_timeout
 from scalable_tree import (DEB_PACKAGES, ensure_packages, prepare_src, series_files,
 			   series_patches, unpack_base)
@@ -596,9 +596,10 @@ def boot_summary(obj, tag, logdir, extra_append=''):
 	return ok, summary
 
 
-# The KUnit suites of the series, by the names they print.
-SERIES_SUITES = ('ast_sync', 'qdo', 'clustered', 'oplog', 'dcache_oplog', 'inotify_oplog',
-		 'rmap_oplog')
+def series_suites():
+	"""The KUnit suites of the series, by the names they print, from their
+	sources (scalable_parser.series_kunit_suites())."""
+	return tuple(sorted(series_kunit_suites()))
 
 
 # Upstream kselftests that a packaged kernel's boot leaves out, on both
@@ -642,15 +643,16 @@ def deb_test(debs):
 		problems.append('the harness\'s release guest failed: ' + '; '.join(guest['problems']))
 	if not dok:
 		problems.append('the packaged kernel failed: ' + '; '.join(deb['problems']))
-	missing = [s for s in SERIES_SUITES if s not in deb['kunit_suites']]
+	suites = series_suites()
+	missing = [s for s in suites if s not in deb['kunit_suites']]
 	if missing:
 		problems.append('the packaged kernel ran no KUnit suite ' + ', '.join(missing))
-	problems += compare_summaries(guest, deb, SERIES_SUITES)
+	problems += compare_summaries(guest, deb, suites)
 	if not problems:
 		log('the packaged kernel (%s) booted to the same results as the harness\'s guest: '
 		    'KUnit %s; kselftest %d passed, %d skipped' %
 		    (os.path.basename(vmlinuz), ', '.join('%s %d/%d' % (s, deb['kunit_suites'][s][0],
 								     sum(deb['kunit_suites'][s]))
-							 for s in SERIES_SUITES),
+							 for s in suites),
 		     deb['kselftest']['passed'], deb['kselftest']['skipped']))
 	return problems

@@ -90,12 +90,14 @@ def parse_kunit(src, b, logdir):
 	r = subprocess.run([sys.executable, kunit, 'parse', '--json=' + jpath, path],
 			   capture_output=True, text=True)
 	summary = {'rc': r.returncode, 'passed': 0, 'failed': 0, 'skipped': 0, 'crashed': 0,
-		   'suites': [], 'skips': [], 'output': r.stdout[-4000:] + r.stderr[-2000:]}
+		   'suites': [], 'skips': [], 'cases': {},
+		   'output': r.stdout[-4000:] + r.stderr[-2000:]}
 	try:
 		data = json.load(open(jpath))
 	except (OSError, ValueError):
 		return summary
 	summary.update(kunit_counts(data))
+	summary['cases'] = kunit_cases(data)
 	return summary
 
 
@@ -122,6 +124,167 @@ def kunit_counts(data):
 			walk(g, path + [g.get('name')])
 	walk(data, [])
 	return counts
+
+
+def kunit_cases(data):
+	"""{suite: {case: status}} of kunit.py's JSON @data.
+
+	A parameterised case is one case, with the worst status of its
+	parameters (PASS < SKIP < FAIL < any other); a suite that reported
+	no case (skipped or crashed as a whole) is {None: its status}.
+	"""
+	rank = {'PASS': 0, 'SKIP': 1, 'FAIL': 2}
+	cases = {}
+
+	def put(suite, case, st):
+		got = cases.setdefault(suite, {})
+		if case not in got or rank.get(st, 3) > rank.get(got[case], 3):
+			got[case] = st
+
+	def walk(group, path):
+		for case in group.get('test_cases', []):
+			st = case.get('status', '')
+			if not path:
+				put(case.get('name'), None, st)
+			else:
+				put(path[0], path[1] if len(path) > 1 else case.get('name'), st)
+		for g in group.get('sub_groups', []):
+			walk(g, path + [g.get('name')])
+	walk(data, [])
+	return cases
+
+
+# Where the series' KUnit suites are, under the project's top directory
+# (common.TOP: the series' files at their kernel paths; in the tarball of
+# make selftests-tar, the copies packed there): each .c file that calls
+# kunit_test_suite().
+KUNIT_DIRS = ('lib', 'kernel', 'mm', 'fs')
+KUNIT_SUITE_RE = re.compile(r'struct\s+kunit_suite\s+\w+\s*=\s*\{(.*?)\n\}\s*;', re.S)
+KUNIT_CASES_RE = re.compile(r'struct\s+kunit_case\s+(\w+)\s*\[\s*\]\s*=\s*\{(.*?)\n\}\s*;',
+			    re.S)
+KUNIT_CASE_RE = re.compile(r'\bKUNIT_CASE(?:_PARAM|_SLOW|_ATTR|_PARAM_ATTR)?\s*\(\s*(\w+)')
+
+
+def series_kunit_files(top=None):
+	"""The series' KUnit source files under @top (common.TOP), sorted."""
+	top = top or common.TOP
+	found = []
+	for d in KUNIT_DIRS:
+		for dirpath, _, names in os.walk(os.path.join(top, d)):
+			for n in names:
+				if not n.endswith('.c'):
+					continue
+				path = os.path.join(dirpath, n)
+				with open(path, errors='replace') as f:
+					if 'kunit_test_suite' in f.read():
+						found.append(path)
+	return sorted(found)
+
+
+def kunit_suites_of(text):
+	"""{suite name: [case names]} of the KUnit source @text.
+
+	Each struct kunit_suite's .name, with the KUNIT_CASE*() entries of the
+	kunit_case array its .test_cases names; a case's name is its function's,
+	as KUnit prints it.
+	"""
+	arrays = {m.group(1): KUNIT_CASE_RE.findall(m.group(2))
+		  for m in KUNIT_CASES_RE.finditer(text)}
+	suites = {}
+	for m in KUNIT_SUITE_RE.finditer(text):
+		name = re.search(r'\.name\s*=\s*"([^"]+)"', m.group(1))
+		cases = re.search(r'\.test_cases\s*=\s*(\w+)', m.group(1))
+		if name:
+			suites[name.group(1)] = arrays.get(cases.group(1), []) if cases else []
+	return suites
+
+
+def series_kunit_suites(top=None):
+	"""{suite: (source file relative to @top, [cases])} of the series."""
+	top = top or common.TOP
+	suites = {}
+	for path in series_kunit_files(top):
+		with open(path, errors='replace') as f:
+			for name, cases in kunit_suites_of(f.read()).items():
+				suites[name] = (os.path.relpath(path, top), cases)
+	return suites
+
+
+def check_kunit_suites(cases, suites):
+	"""Problems: series KUnit suites or cases that reported nothing.
+
+	@cases: kunit_cases() of the boot; @suites: series_kunit_suites().
+	Every suite of the series is built in every flavour
+	(kernel/configs/scalable.config), so each must be in the boot's KTAP
+	with every case its source lists.  A case that failed or skipped is
+	judged elsewhere (the counts, EXPECTED_SKIPS); a suite that reported
+	as a whole, without cases, likewise.
+	"""
+	problems = []
+	for suite, (where, want) in sorted(suites.items()):
+		got = cases.get(suite)
+		if got is None:
+			problems.append('KUnit: series suite %s (%s) is not in the boot\'s KTAP: not '
+					'built, or it did not run' % (suite, where))
+			continue
+		if None in got:
+			continue
+		for case in want:
+			if case not in got:
+				problems.append('KUnit: case %s.%s (%s) reported no result' %
+						(suite, case, where))
+	return problems
+
+
+# The line init.sh prints once kmemleak's scans ran and their report was
+# read (scalable_kmemleak=1, the debug flavour), and the one it prints
+# instead when kmemleak refused them.
+KMEMLEAK_DONE = 'SCALABLE: kmemleak scan finished'
+KMEMLEAK_FAILED = 'SCALABLE: kmemleak failed'
+
+
+def check_kmemleak(console, append):
+	"""Problems of a boot's kmemleak scan: none unless @append asks for it."""
+	if 'scalable_kmemleak=1' not in (append or '').split():
+		return []
+	problems = ['kmemleak: ' + line[len(KMEMLEAK_FAILED):].strip(' :')
+		    for line in console.splitlines() if line.startswith(KMEMLEAK_FAILED)]
+	if not re.search('^%s$' % re.escape(KMEMLEAK_DONE), console, re.M):
+		problems.append('kmemleak: no "%s" line: the scan for leaks did not run '
+				'(scalable_kmemleak=1)' % KMEMLEAK_DONE)
+	return problems
+
+
+def expected_programs(append, flavour):
+	"""The kselftest programs a boot with command line @append must run.
+
+	The series' programs (those of scalable_tests=, or all that
+	tools/testing/selftests/scalable builds unless scalable_own=0) and
+	the upstream programs of PROGRAM_TARGETS whose target runs, less
+	EXCLUDED_TESTS of @flavour and scalable_exclude=: ["target:program"].
+	"""
+	words = dict(w.split('=', 1) for w in (append or '').split() if '=' in w)
+	want = []
+	if words.get('scalable_own', '1') != '0' and 'scalable' in common.SELFTEST_TARGETS:
+		if words.get('scalable_tests'):
+			progs = [t for t in words['scalable_tests'].split(',') if t]
+		else:
+			progs = schedule.programs()
+		want += ['scalable:' + p for p in progs]
+	only = words.get('scalable_upstream')
+	for t, progs in sorted(common.PROGRAM_TARGETS.items()):
+		if t in common.SELFTEST_TARGETS and (only is None or t in only.split(',')):
+			want += ['%s:%s' % (t, p) for p in progs]
+	gone = set(common.excluded_tests(flavour)) | set(boot_exclusions(append))
+	return [t for t in want if t not in gone]
+
+
+def check_programs(kst, append, flavour):
+	"""Problems: programs the boot must run (expected_programs()) that
+	printed no result, as a program not built or not installed does."""
+	ran = {'%s:%s' % (t['target'], t['program']) for t in kst['top']}
+	return ['kselftest: %s printed no result (not built, not installed, or not run)' % t
+		for t in expected_programs(append, flavour) if t not in ran]
 
 
 def parse_kselftest(text):
@@ -391,6 +554,10 @@ def analyze(src, b, logdir, expect_done=True):
 				(kunit['failed'], kunit['crashed'], kunit['rc']))
 	if expect_done and kunit['passed'] == 0:
 		problems.append('KUnit: no test ran')
+	if expect_done and 'kunit.enable=0' not in b.get('append', '').split():
+		problems += check_kunit_suites(kunit.get('cases', {}), series_kunit_suites())
+	if expect_done:
+		problems += check_kmemleak(con, b.get('append', ''))
 	kst = parse_kselftest(b['tap_text'])
 	oplog = parse_dcache_oplog(con)
 	rmap = parse_dcache_oplog(con, 'rmap_oplog')
@@ -411,6 +578,7 @@ def analyze(src, b, logdir, expect_done=True):
 				continue
 			if not any(r['target'] == t for r in kst['top']):
 				problems.append('kselftest: no result from target %s' % t)
+		problems += check_programs(kst, b.get('append', ''), b['flavour'])
 		# No upstream collection ran (scalable_upstream=none: make soak).
 		if any(t != 'scalable' for t in common.SELFTEST_TARGETS) and \
 		   not (only and only[0] == 'none'):

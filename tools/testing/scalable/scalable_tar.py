@@ -22,7 +22,7 @@ import scalable_common as common
 import scalable_native
 from scalable_build import copy_host_files, initramfs_root, shared_libraries, write_cpio
 from scalable_common import HarnessError, default_smp, log, run
-from scalable_parser import analyze
+from scalable_parser import analyze, series_kunit_files
 from scalable_qemu import boot, boot_timeout
 
 SCRIPT = 'run_scalable.sh'
@@ -61,9 +61,11 @@ def tar_files(src):
 	run_scalable.sh at the top; the harness modules that the report's
 	entry point (scalable_native) imports, base.conf and kselftests.sh at
 	their tools/testing/scalable/ paths; the kunit.py modules of the
-	kernel tree @src that "import kunit" loads at tools/testing/kunit/.
+	kernel tree @src that "import kunit" loads at tools/testing/kunit/;
+	the series' KUnit sources at their paths, from which analyze() takes
+	the suites and cases that must have run (series_kunit_suites()).
 	The paths mirror the source tree, so that common.TOP is the unpacked
-	tarball and analyze(None, ...) finds kunit.py there.
+	tarball and analyze(None, ...) finds kunit.py and the suites there.
 	"""
 	here = common.HARNESS
 	kunit = os.path.join(src, 'tools', 'testing', 'kunit')
@@ -74,6 +76,8 @@ def tar_files(src):
 		files['tools/testing/scalable/' + os.path.basename(f)] = f
 	for f in files_in(module_files('kunit', [kunit]), kunit):
 		files['tools/testing/kunit/' + os.path.basename(f)] = f
+	for f in series_kunit_files():
+		files[os.path.relpath(f, common.TOP)] = f
 	return files
 
 

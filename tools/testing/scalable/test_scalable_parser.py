@@ -9,6 +9,7 @@
 import contextlib
 import io
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -224,16 +225,84 @@ class AnalyzeTest(unittest.TestCase):
 		b.update(kw)
 		return b
 
-	def analyze(self, b, targets, benchmarks=(), kunit_skips=(), **kw):
+	def analyze(self, b, targets, benchmarks=(), kunit_skips=(), programs=(), suites=None,
+		    cases=None, **kw):
+		"""P.analyze() of @b with parse_kunit() stubbed: @cases its
+		kunit_cases(); @suites the series' KUnit suites, @programs the
+		series' kselftest programs (none unless given)."""
 		kunit_skips = list(kunit_skips)
 		with tempfile.TemporaryDirectory() as d, \
 		     mock.patch.object(common, 'SELFTEST_TARGETS', targets), \
 		     mock.patch.object(common, 'BENCHMARKS', benchmarks), \
+		     mock.patch.object(P.schedule, 'programs', return_value=list(programs)), \
+		     mock.patch.object(P, 'series_kunit_suites', return_value=suites or {}), \
 		     mock.patch.object(P, 'parse_kunit', return_value={
 			     'rc': 0, 'passed': 1, 'failed': 0, 'skipped': len(kunit_skips),
-			     'crashed': 0, 'suites': [], 'skips': kunit_skips, 'output': ''}), \
+			     'crashed': 0, 'suites': [], 'skips': kunit_skips, 'cases': cases or {},
+			     'output': ''}), \
 		     contextlib.redirect_stdout(io.StringIO()):
 			return P.analyze(d, b, d, **kw)
+
+	def test_missing_program_fails(self):
+		"""A program of the boot's list that printed no result (not built,
+		not installed) fails the boot; so does one of scalable_tests=."""
+		tap = ('TAP version 13\n1..2\n# selftests: scalable: ast_mutex_test\n'
+		       'ok 1 selftests: scalable: ast_mutex_test\n# selftests: scalable: torture\n'
+		       'ok 2 selftests: scalable: torture\n')
+		b = self.boot(append='scalable_tests=ast_mutex_test,ast_fuzz,torture '
+			      'scalable_upstream=none', console_text=CLEAN_BOOT, tap_text=tap)
+		ok, problems, _ = self.analyze(b, ('scalable', 'mm'))
+		self.assertFalse(ok)
+		self.assertEqual(problems, ['kselftest: scalable:ast_fuzz printed no result (not built, '
+					    'not installed, or not run)'])
+		full = tap.replace('1..2', '1..3') + ('# selftests: scalable: ast_fuzz\n'
+						      'ok 3 selftests: scalable: ast_fuzz\n')
+		ok, problems, _ = self.analyze(dict(b, tap_text=full), ('scalable', 'mm'))
+		self.assertEqual(problems, [])
+		self.assertTrue(ok)
+		# without scalable_tests=: every program of the collection
+		ok, problems, _ = self.analyze(self.boot(append='scalable_upstream=none',
+							 console_text=CLEAN_BOOT, tap_text=full),
+					       ('scalable',), programs=('ast_fuzz', 'ast_mutex_test',
+									'qdo_hotplug', 'torture'))
+		self.assertEqual(problems, ['kselftest: scalable:qdo_hotplug printed no result (not '
+					    'built, not installed, or not run)'])
+
+	def test_missing_kunit_suite_or_case_fails(self):
+		suites = {'qdo': ('kernel/qdo/qdo_test.c', ['qdo_test_a', 'qdo_test_b']),
+			  'oplog': ('lib/oplog_test.c', ['oplog_test_x'])}
+		b = self.boot(append='scalable_tests=torture scalable_upstream=none',
+			      console_text=CLEAN_BOOT)
+		all_ran = {'qdo': {'qdo_test_a': 'PASS', 'qdo_test_b': 'PASS'},
+			   'oplog': {'oplog_test_x': 'PASS'}}
+		_, problems, _ = self.analyze(b, ('scalable',), suites=suites, cases=all_ran)
+		self.assertFalse([p for p in problems if p.startswith('KUnit')])
+		_, problems, _ = self.analyze(b, ('scalable',), suites=suites,
+					      cases={'qdo': {'qdo_test_a': 'PASS'}})
+		self.assertIn('KUnit: case qdo.qdo_test_b (kernel/qdo/qdo_test.c) reported no result',
+			      problems)
+		self.assertIn('KUnit: series suite oplog (lib/oplog_test.c) is not in the boot\'s '
+			      'KTAP: not built, or it did not run', problems)
+		# a boot with KUnit off (traced boots) is not asked for suites
+		_, problems, _ = self.analyze(dict(b, append=b['append'] + ' kunit.enable=0'),
+					      ('scalable',), suites=suites)
+		self.assertFalse([p for p in problems if p.startswith('KUnit: series')])
+
+	def test_kmemleak_marker_required(self):
+		"""scalable_kmemleak=1 (the debug flavour): no marker, no pass."""
+		b = self.boot(append='scalable_kmemleak=1 kmemleak=on scalable_tests=torture '
+			      'scalable_upstream=none', console_text=CLEAN_BOOT)
+		_, problems, _ = self.analyze(b, ('scalable',))
+		self.assertIn('kmemleak: no "SCALABLE: kmemleak scan finished" line: the scan for '
+			      'leaks did not run (scalable_kmemleak=1)', problems)
+		con = CLEAN_BOOT.replace('SCALABLE: done', 'SCALABLE: kmemleak scan finished\n'
+					 'SCALABLE: done')
+		_, problems, _ = self.analyze(dict(b, console_text=con), ('scalable',))
+		self.assertFalse([p for p in problems if 'kmemleak' in p])
+		# a release boot (scalable_kmemleak=0) needs none
+		_, problems, _ = self.analyze(dict(b, append='scalable_kmemleak=0 scalable_tests=torture '
+						   'scalable_upstream=none'), ('scalable',))
+		self.assertFalse([p for p in problems if 'kmemleak' in p])
 
 	def test_analyze_upstream(self):
 		"""A short block, a missing target and a failure all fail the boot."""
@@ -446,6 +515,170 @@ class SkipTest(unittest.TestCase):
 			problems, expected = P.check_skips(k, [], fl)
 			self.assertEqual(problems, [])
 			self.assertEqual(list(expected), ['fchmodat2:fchmodat2_test:fchmodat2(symlink)'])
+
+
+class KmemleakTest(unittest.TestCase):
+	DEBUG = 'scalable_mode=test scalable_kmemleak=1 kmemleak=on'
+
+	def test_marker(self):
+		self.assertEqual(P.check_kmemleak('SCALABLE: kmemleak scan finished\n', self.DEBUG), [])
+		self.assertEqual(len(P.check_kmemleak('SCALABLE: done\n', self.DEBUG)), 1)
+		self.assertEqual(P.check_kmemleak('SCALABLE: done\n', 'scalable_kmemleak=0'), [])
+		self.assertEqual(P.check_kmemleak('', ''), [])
+
+	def test_failed_write(self):
+		"""A scan kmemleak refused is reported as such, and there is no marker."""
+		con = 'SCALABLE: kmemleak failed: cannot write scan to /sys/kernel/debug/kmemleak\n'
+		self.assertEqual(P.check_kmemleak(con, self.DEBUG), [
+			'kmemleak: cannot write scan to /sys/kernel/debug/kmemleak',
+			'kmemleak: no "SCALABLE: kmemleak scan finished" line: the scan for leaks did '
+			'not run (scalable_kmemleak=1)'])
+
+	def test_init_prints_them(self):
+		"""init.sh prints the marker after the scans and the read, a failure otherwise."""
+		with open(os.path.join(common.HARNESS, 'init.sh')) as f:
+			init = f.read()
+		scan = init.index('echo scan > $kmemleak')
+		self.assertLess(scan, init.index('cat $kmemleak > /dev/console'))
+		self.assertLess(init.index('cat $kmemleak > /dev/console'),
+				init.index('say "%s"' % P.KMEMLEAK_DONE[len('SCALABLE: '):]))
+		self.assertIn('say "%s: cannot write scan' % P.KMEMLEAK_FAILED[len('SCALABLE: '):],
+			      init)
+		self.assertNotIn('-w /sys/kernel/debug/kmemleak', init)
+
+	def test_init_sh_runs(self):
+		"""The kmemleak part of init.sh: its lines for a writable file, a refused one."""
+		with open(os.path.join(common.HARNESS, 'init.sh')) as f:
+			init = f.read()
+		start = init.index('if [ "${scalable_kmemleak:-0}" = 1 ]; then\n\tif ! echo scan')
+		part = init[start:init.index('\nfi\n', start) + 4]
+		with tempfile.TemporaryDirectory() as d:
+			def run(path):
+				script = ('say() { echo "SCALABLE: $*"; }\nscalable_kmemleak=1\n'
+					  'kmemleak=%s\n%s' % (path, part))
+				return subprocess.run(['sh', '-c', script.replace('/dev/console', '/dev/null')],
+						      capture_output=True, text=True).stdout
+			leak = os.path.join(d, 'kmemleak')
+			open(leak, 'w').close()
+			self.assertEqual(run(leak), P.KMEMLEAK_DONE + '\n')
+			self.assertEqual(run(os.path.join(d, 'none', 'kmemleak')),
+					 '%s: cannot write scan to %s\n' %
+					 (P.KMEMLEAK_FAILED, os.path.join(d, 'none', 'kmemleak')))
+
+
+KUNIT_SRC = """\
+static struct oplog_type ot_a = {
+	.name = "kunit_ordered", .kind = OPLOG_ORDERED, .ops = &ot_ops,
+};
+
+static struct kunit_case demo_test_cases[] = {
+	KUNIT_CASE(demo_test_one),
+	KUNIT_CASE_PARAM(demo_test_param, demo_gen_params),
+	KUNIT_CASE_SLOW(demo_test_slow),
+	{}
+};
+
+static struct kunit_suite demo_test_suite = {
+	.name = "demo",
+	.init = demo_init,
+	.test_cases = demo_test_cases,
+};
+
+kunit_test_suite(demo_test_suite);
+"""
+
+
+class KunitSuitesTest(unittest.TestCase):
+	def test_parse_source(self):
+		"""The suite's .name, not another struct's; its array's cases, in order."""
+		self.assertEqual(P.kunit_suites_of(KUNIT_SRC),
+				 {'demo': ['demo_test_one', 'demo_test_param', 'demo_test_slow']})
+
+	def test_series_sources(self):
+		"""The series' suites, from lib, kernel, mm and fs of the tree, each
+		with the cases of its KUNIT_CASE() list."""
+		suites = P.series_kunit_suites()
+		self.assertLessEqual({'ast_sync', 'qdo', 'clustered', 'oplog', 'dcache_oplog',
+				      'inotify_oplog', 'rmap_oplog'}, set(suites))
+		where, cases = suites['oplog']
+		self.assertEqual(where, os.path.join('lib', 'oplog_test.c'))
+		self.assertIn('oplog_test_order_cpus', cases)
+		self.assertNotIn('kunit_ordered', suites)
+		for name, (where, cases) in suites.items():
+			self.assertTrue(cases, name)
+			with open(os.path.join(common.TOP, where)) as f:
+				text = f.read()
+			self.assertEqual(len(cases), text.count('KUNIT_CASE'), where)
+
+	def test_tarball_top(self):
+		"""Under another top (the tarball's), the files found there."""
+		with tempfile.TemporaryDirectory() as top:
+			self.assertEqual(P.series_kunit_suites(top), {})
+			os.makedirs(os.path.join(top, 'mm'))
+			with open(os.path.join(top, 'mm', 'demo_test.c'), 'w') as f:
+				f.write(KUNIT_SRC)
+			self.assertEqual(P.series_kunit_suites(top), {
+				'demo': (os.path.join('mm', 'demo_test.c'),
+					 ['demo_test_one', 'demo_test_param', 'demo_test_slow'])})
+
+	def test_cases_of_json(self):
+		data = {'name': 'KUnit Test Group', 'test_cases': [
+				{'name': 'clustered', 'status': 'SKIP'}],
+			'sub_groups': [
+				{'name': 'qdo', 'sub_groups': [], 'test_cases': [
+					{'name': 'qdo_test_a', 'status': 'PASS'},
+					{'name': 'qdo_test_b', 'status': 'SKIP'}]},
+				{'name': 'oplog',
+				 'test_cases': [{'name': 'oplog_test_x', 'status': 'FAIL'}],
+				 'sub_groups': [{'name': 'oplog_test_param', 'sub_groups': [],
+						 'test_cases': [
+							 {'name': 'cpus=1', 'status': 'PASS'},
+							 {'name': 'cpus=4', 'status': 'SKIP'}]}]}]}
+		self.assertEqual(P.kunit_cases(data), {
+			'clustered': {None: 'SKIP'},
+			'qdo': {'qdo_test_a': 'PASS', 'qdo_test_b': 'SKIP'},
+			'oplog': {'oplog_test_x': 'FAIL', 'oplog_test_param': 'SKIP'}})
+
+	def test_check(self):
+		suites = {'qdo': ('kernel/qdo/qdo_test.c', ['qdo_test_a', 'qdo_test_b']),
+			  'clustered': ('lib/clustered_test.c', ['clustered_test_a']),
+			  'oplog': ('lib/oplog_test.c', ['oplog_test_x', 'oplog_test_param'])}
+		cases = {'clustered': {None: 'SKIP'},
+			 'qdo': {'qdo_test_a': 'PASS', 'qdo_test_b': 'SKIP'},
+			 'oplog': {'oplog_test_x': 'FAIL', 'oplog_test_param': 'PASS'}}
+		# all reported: a failure or a skip is judged by the counts and
+		# EXPECTED_SKIPS, a suite skipped as a whole likewise
+		self.assertEqual(P.check_kunit_suites(cases, suites), [])
+		del cases['oplog']['oplog_test_param']
+		del cases['qdo']
+		self.assertEqual(P.check_kunit_suites(cases, suites), [
+			'KUnit: case oplog.oplog_test_param (lib/oplog_test.c) reported no result',
+			'KUnit: series suite qdo (kernel/qdo/qdo_test.c) is not in the boot\'s KTAP: '
+			'not built, or it did not run'])
+
+
+class ProgramsTest(unittest.TestCase):
+	def test_expected(self):
+		with mock.patch.object(common, 'SELFTEST_TARGETS', ('scalable', 'mm', 'proc')), \
+		     mock.patch.object(common, 'PROGRAM_TARGETS', {'mm': ('cow', 'mkdirty')}), \
+		     mock.patch.object(P.schedule, 'programs', return_value=['ast_fuzz', 'torture']):
+			self.assertEqual(P.expected_programs('scalable_mode=test', 'release'),
+					 ['scalable:ast_fuzz', 'scalable:torture', 'mm:cow', 'mm:mkdirty'])
+			self.assertEqual(P.expected_programs('scalable_own=0 scalable_upstream=proc',
+							     'release'), [])
+			self.assertEqual(P.expected_programs('scalable_tests=torture '
+							     'scalable_exclude=mm:cow', 'debug'),
+					 ['scalable:torture', 'mm:mkdirty'])
+			kst = P.parse_kselftest('1..2\nok 1 selftests: scalable: torture\n'
+						'ok 2 selftests: mm: mkdirty\n')
+			self.assertEqual(P.check_programs(kst, 'scalable_upstream=mm', 'release'), [
+				'kselftest: scalable:ast_fuzz printed no result (not built, not '
+				'installed, or not run)',
+				'kselftest: mm:cow printed no result (not built, not installed, or not run)'])
+
+	def test_series_programs(self):
+		"""Without scalable_tests=, every program of the collection, ast_fuzz too."""
+		self.assertIn('scalable:ast_fuzz', P.expected_programs('', 'release'))
 
 
 class KunitCountsTest(unittest.TestCase):

@@ -20,6 +20,7 @@ from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import scalable_common as common  # noqa: E402
+import scalable_parser as P  # noqa: E402
 import scalable_tar as T  # noqa: E402
 from test_scalable_native import STUB_KUNIT  # noqa: E402
 
@@ -145,7 +146,10 @@ class PackTest(unittest.TestCase):
 		with tempfile.TemporaryDirectory() as src:
 			files = T.tar_files(fake_kunit(src))
 		self.assertEqual(files['run_scalable.sh'], os.path.join(common.HARNESS, 'run_native.sh'))
-		self.assertEqual(sorted(files), [
+		# the series' KUnit sources: the suites analyze() requires
+		kunit_srcs = [os.path.relpath(f, common.TOP) for f in P.series_kunit_files()]
+		self.assertIn('lib/oplog_test.c', kunit_srcs)
+		self.assertEqual(sorted(files), sorted(kunit_srcs + [
 			'run_scalable.sh', 'tools/testing/kunit/kunit.py',
 			'tools/testing/kunit/kunit_parser.py', 'tools/testing/scalable/base.conf',
 			'tools/testing/scalable/kselftests.sh',
@@ -154,7 +158,7 @@ class PackTest(unittest.TestCase):
 			'tools/testing/scalable/scalable_native.py',
 			'tools/testing/scalable/scalable_parser.py',
 			'tools/testing/scalable/scalable_report.py',
-			'tools/testing/scalable/scalable_schedule.py'])
+			'tools/testing/scalable/scalable_schedule.py']))
 
 	def install(self, d, lines):
 		inst = os.path.join(d, 'obj', 'kselftest-install')

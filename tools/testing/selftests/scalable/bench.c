@@ -723,17 +723,27 @@ int bench_dcache_oplog_select(__u64 param)
 	return bench_oplog_select_path(BENCH_DCACHE_OPLOG, param);
 }
 
-/* Put the OpLog switches back as bench_oplog_select_path() found them. */
-static void oplog_restore(void)
+/*
+ * Put the OpLog switches back as bench_oplog_select_path() found them.
+ * Return: 0, or -1 after a diagnostic if a switch did not take its value.
+ */
+static int oplog_restore(void)
 {
-	int i;
+	int i, ret = 0;
 
 	for (i = 0; i < nr_oplog_switches; i++) {
-		if (oplog_switches[i].saved >= 0)
-			bench_oplog_switch_path(oplog_switches[i].path,
-						oplog_switches[i].saved);
+		if (oplog_switches[i].saved >= 0 &&
+		    bench_oplog_switch_path(oplog_switches[i].path,
+					    oplog_switches[i].saved) !=
+		    oplog_switches[i].saved) {
+			ksft_print_msg("cannot restore %s to %d: %s\n",
+				       oplog_switches[i].path,
+				       oplog_switches[i].saved, strerror(errno));
+			ret = -1;
+		}
 		oplog_switches[i].saved = -1;
 	}
+	return ret;
 }
 
 /**
@@ -1914,12 +1924,16 @@ fail:
 	return 1;
 }
 
-static void cleanup_all(void)
+/* Return: 0, or -1 if an OpLog switch could not be put back. */
+static int cleanup_all(void)
 {
+	int ret;
+
 	if (bd->cleanup)
 		bd->cleanup();
-	oplog_restore();
+	ret = oplog_restore();
 	remove_dir();
+	return ret;
 }
 
 /**
@@ -2007,8 +2021,11 @@ int bench_main(const struct bench_desc *desc, int argc, char **argv)
 		for (j = 0; j < bench_cfg.nr_counts && !is_interrupted(); j++)
 			run_pair(i, bench_cfg.counts[j], j);
 
-	cleanup_all();
+	ret = cleanup_all();
 	if (is_interrupted())
 		ksft_exit_fail_msg("%s: interrupted\n", prog);
+	if (ret)
+		ksft_exit_fail_msg("%s: an OpLog switch was left as the runs set it\n",
+				   prog);
 	ksft_finished();
 }

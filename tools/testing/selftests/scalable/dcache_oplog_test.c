@@ -232,7 +232,7 @@ static void test_race(int ncpu)
 	pid_t pids[1024];
 	char p[300];
 	long until, t, off_logs;
-	int i, flips = 0;
+	int i, flips = 0, bad_writes = 0;
 
 	snprintf(p, sizeof(p), "%s/r", root);
 	if (mkdir(p, 0755)) {
@@ -248,21 +248,24 @@ static void test_race(int ncpu)
 	/* flip the switch: safe whatever the per-CPU counts hold */
 	while ((t = now_ms()) < until) {
 		usleep(100 * 1000);
-		sysfs_write_str(SWITCH, flips++ & 1 ? "1" : "0");
+		bad_writes += !!sysfs_write_str(SWITCH, flips++ & 1 ? "1" : "0");
 	}
-	sysfs_write_str(SWITCH, "1");
+	bad_writes += !!sysfs_write_str(SWITCH, "1");
 	if (wait_all(pids, ncpu)) {
 		ksft_test_result_fail("race: a racer failed\n");
 		return;
 	}
 	/* Off detaches every log: fast_dput() then ignores d_oplog. */
-	sysfs_write_str(SWITCH, "0");
+	bad_writes += !!sysfs_write_str(SWITCH, "0");
 	off_logs = read_count(LOGS);
-	sysfs_write_str(SWITCH, "1");
+	bad_writes += !!sysfs_write_str(SWITCH, "1");
 	if (off_logs)
 		ksft_print_msg("race: %ld logs left with the switch off\n",
 			       off_logs);
-	ksft_test_result(!check_names() && !off_logs,
+	if (bad_writes)
+		ksft_print_msg("race: %d writes to %s failed\n", bad_writes,
+			       SWITCH);
+	ksft_test_result(!check_names() && !off_logs && !bad_writes,
 			 "race: %d CPUs, %d switch flips, no log when off\n",
 			 ncpu, flips);
 }
@@ -450,7 +453,8 @@ int main(void)
 	if (mkdir(root, 0755) || mount("none", root, "tmpfs", 0, "size=64m"))
 		ksft_exit_fail_msg("mount tmpfs on %s: %s\n", root,
 				   strerror(errno));
-	sysfs_write_str(SWITCH, "1");
+	if (sysfs_write_str(SWITCH, "1"))
+		ksft_exit_fail_msg("cannot turn %s on\n", SWITCH);
 
 	test_race(ncpu);
 	test_umount(ncpu);
@@ -458,6 +462,7 @@ int main(void)
 
 	umount2(root, MNT_DETACH);
 	rmdir(root);
-	sysfs_write_str(SWITCH, saved ? "1" : "0");
+	if (sysfs_write_str(SWITCH, saved ? "1" : "0"))
+		ksft_exit_fail_msg("cannot restore %s to %ld\n", SWITCH, saved);
 	ksft_finished();
 }

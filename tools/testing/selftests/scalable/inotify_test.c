@@ -701,14 +701,27 @@ FIXTURE_SETUP(inotify)
 	}
 }
 
+/*
+ * Puts max_queued_events and the switch back.  A write that fails there
+ * fails the test: the teardown runs in the test's child, whose exit
+ * status the harness takes as the verdict.
+ */
 FIXTURE_TEARDOWN(inotify)
 {
-	if (self->saved_maxq >= 0)
-		write_long(MAXQ, self->saved_maxq);
-	if (self->switched)
-		sysfs_write_str(SWITCH, self->saved_switch);
+	bool restored = true;
+
+	if (self->saved_maxq >= 0 && write_long(MAXQ, self->saved_maxq)) {
+		TH_LOG("cannot restore %s to %ld", MAXQ, self->saved_maxq);
+		restored = false;
+	}
+	if (self->switched && sysfs_write_str(SWITCH, self->saved_switch)) {
+		TH_LOG("cannot restore %s to %s", SWITCH, self->saved_switch);
+		restored = false;
+	}
 	if (self->dir[0])
 		rm_rf(self->dir);
+	if (!restored)
+		_exit(KSFT_FAIL);
 }
 
 /* Set max_queued_events (for instances created from now on). */

@@ -1152,6 +1152,7 @@ int main(void)
 
 	umount2(root, MNT_DETACH);
 	rmdir(root);
-	sysfs_write_str(SWITCH, saved ? "1" : "0");
+	if (sysfs_write_str(SWITCH, saved ? "1" : "0"))
+		ksft_exit_fail_msg("cannot restore %s to %ld\n", SWITCH, saved);
 	ksft_finished();
 }

@@ -17,7 +17,8 @@
  *   ast      a bounded buffer on an ast_mutex (states empty, mid, full):
  *            producers number their items, consumers record each one;
  *   ast_fuzz the ast_mutex fuzzer (./ast_fuzz -d 4, again and again), which
- *            kills and requeues waiters, when it is next to this program;
+ *            kills and requeues waiters; it is built and installed next to
+ *            this program, and the ast line fails without it;
  *            in the faults phase with -F: its worker threads and victims
  *            mark themselves, and ENOMEM is a valid answer;
  *   list     the OpLog list stress of lib/test_oplog.c (debugfs oplog_test)
@@ -78,8 +79,11 @@
  * and faults injected (make soak sums them).  Needs root, debugfs,
  * CONFIG_HOTPLUG_CPU, two CPUs; the faults phase needs CONFIG_FAILSLAB,
  * CONFIG_FAIL_PAGE_ALLOC and CONFIG_FAULT_INJECTION_DEBUG_FS (the debug
- * kernel) and is skipped without them.  The kernel's own checks (lockdep,
- * KASAN, kmemleak; KCSAN) do the rest.
+ * kernel) and is skipped without them.  The switches it sets (the dentry
+ * and inotify OpLogs' debugfs "enabled", inotify's max_queued_events) must
+ * take the write, and take the old value back at the end, or the program
+ * fails.  The kernel's own checks (lockdep, KASAN, kmemleak; KCSAN) do the
+ * rest.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -209,6 +213,29 @@ static int write_attr(const char *dir, const char *name, const char *val)
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	return sysfs_write_str(path, val);
+}
+
+/*
+ * The switches this program sets before its phases (the dentry and inotify
+ * OpLogs, max_queued_events): a write that fails would run the phases
+ * without what they test, so it ends the program with a failure.
+ */
+static void set_switch(const char *path, const char *val)
+{
+	int ret = sysfs_write_str(path, val);
+
+	if (ret)
+		ksft_exit_fail_msg("write %s to %s: %s\n", val, path, strerror(-ret));
+}
+
+/* Put a switch back at the end; false (after a message) if that failed. */
+static bool restore_switch(const char *path, const char *val)
+{
+	int ret = sysfs_write_str(path, val);
+
+	if (ret)
+		ksft_print_msg("cannot restore %s to %s: %s\n", path, val, strerror(-ret));
+	return !ret;
 }
 
 static int is_online(int cpu)
@@ -721,10 +748,16 @@ static void start_workers(void)
 	}
 	spawn(inotify_reader, K_INOTIFY, nw);
 	spawn(ast_process, K_AST, 0);
+	/*
+	 * ast_fuzz is built with this program and installed beside it:
+	 * without it the ast line would pass on half its check.
+	 */
 	if (!access(fuzz_path, X_OK))
 		spawn(fuzz_runner, K_FUZZ, 0);
 	else
-		sh->skipped[K_FUZZ] = 1;
+		failed(K_FUZZ, "no ast_fuzz next to torture (%s: %s)\n",
+		       fuzz_path[0] ? fuzz_path : "/proc/self/exe unreadable",
+		       strerror(errno));
 	if (!access(LIST_CONFIG, W_OK))
 		spawn(list_runner, K_LIST, 0);
 	else
@@ -811,12 +844,17 @@ static int setup_fs(void)
 static void check_common(const char *phase)
 {
 	long logs = -1, pend;
-	int i;
+	int i, ret;
 
 	/* The dentry OpLog's switch drains every log when turned off. */
-	if (!sysfs_write_str(DCACHE_SWITCH, "0"))
+	ret = sysfs_write_str(DCACHE_SWITCH, "0");
+	if (ret)
+		failed(K_STAT, "write 0 to %s: %s\n", DCACHE_SWITCH, strerror(-ret));
+	else
 		sysfs_read_long(DCACHE_LOGS, &logs);
-	sysfs_write_str(DCACHE_SWITCH, "1");
+	ret = sysfs_write_str(DCACHE_SWITCH, "1");
+	if (ret)
+		failed(K_STAT, "write 1 to %s: %s\n", DCACHE_SWITCH, strerror(-ret));
 	if (umount(root))
 		failed(K_STAT, "umount %s: %s\n", root, strerror(errno));
 	else
@@ -1149,6 +1187,7 @@ int main(int argc, char **argv)
 	unsigned int seed = time(NULL);
 	const char *only = NULL;
 	char *slash;
+	bool restored;
 	long t0;
 
 	while ((c = getopt(argc, argv, "p:r:f:P:t:d:s:")) != -1) {
@@ -1207,10 +1246,10 @@ int main(int argc, char **argv)
 	sysfs_read_str(DCACHE_SWITCH, old_dcache, sizeof(old_dcache));
 	sysfs_read_str(INOTIFY_SWITCH, old_inotify, sizeof(old_inotify));
 	sysfs_read_str(MAX_QUEUED, old_maxq, sizeof(old_maxq));
-	sysfs_write_str(DCACHE_SWITCH, "1");
-	sysfs_write_str(INOTIFY_SWITCH, "1");
+	set_switch(DCACHE_SWITCH, "1");
+	set_switch(INOTIFY_SWITCH, "1");
 	/* Read by inotify_init1(): room for every event of a phase. */
-	sysfs_write_str(MAX_QUEUED, "1048576");
+	set_switch(MAX_QUEUED, "1048576");
 
 	/* With -t the number of passes is not known in advance. */
 	plan = (!only || !strcmp(only, "hotplug")) * (NR_COMMON + 2) +
@@ -1229,10 +1268,12 @@ int main(int argc, char **argv)
 	if (seconds)
 		ksft_set_plan(ksft_test_num());
 
-	sysfs_write_str(DCACHE_SWITCH, old_dcache[0] ? old_dcache : "0");
+	restored = restore_switch(DCACHE_SWITCH, old_dcache[0] ? old_dcache : "0");
 	if (old_inotify[0])
-		sysfs_write_str(INOTIFY_SWITCH, old_inotify);
+		restored &= restore_switch(INOTIFY_SWITCH, old_inotify);
 	if (old_maxq[0])
-		sysfs_write_str(MAX_QUEUED, old_maxq);
+		restored &= restore_switch(MAX_QUEUED, old_maxq);
+	if (!restored)
+		ksft_exit_fail();
 	ksft_finished();
 }
