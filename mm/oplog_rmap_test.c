@@ -18,6 +18,7 @@
 #include <linux/cpumask.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
+#include <linux/oplog.h>
 #include <linux/rmap.h>
 #include <linux/rmap_oplog.h>
 #include <linux/sched.h>
@@ -160,7 +161,7 @@ static void rmap_oplog_test_local_absorb(struct kunit *test)
 	vmas[0] = t->vmas[1];
 	KUNIT_EXPECT_EQ(test, rmap_oplog_absorb_local(t->mapping, vmas, 1), 0);
 	/* The log stays attached, empty: nothing is mapped any more. */
-	KUNIT_EXPECT_NE(test, READ_ONCE(t->mapping->i_mmap_oplog.cpus), 0UL);
+	KUNIT_EXPECT_TRUE(test, oplog_obj_has_logs(&t->mapping->i_mmap_oplog));
 	KUNIT_EXPECT_FALSE(test, mapping_mapped(t->mapping));
 	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[1]));
 	KUNIT_EXPECT_TRUE(test, mapping_mapped(t->mapping));
@@ -213,7 +214,7 @@ static void rmap_oplog_test_global_absorb(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[2]));
 	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 2);
 	KUNIT_EXPECT_FALSE(test, rmap_oplog_insert_logged(t->vmas[1]));
-	KUNIT_EXPECT_NE(test, READ_ONCE(t->mapping->i_mmap_oplog.cpus), 0UL);
+	KUNIT_EXPECT_TRUE(test, oplog_obj_has_logs(&t->mapping->i_mmap_oplog));
 	i_mmap_unlock_write(t->mapping);
 
 	/* Removing only stock VMAs synchronizes nothing. */
@@ -384,7 +385,7 @@ static void rmap_oplog_test_split(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 1);
 	KUNIT_EXPECT_TRUE(test, rmap_oplog_insert_logged(t->vmas[2]));
 	KUNIT_EXPECT_TRUE(test, rmap_oplog_insert_logged(t->vmas[3]));
-	KUNIT_EXPECT_NE(test, READ_ONCE(t->mapping->i_mmap_oplog.cpus), 0UL);
+	KUNIT_EXPECT_TRUE(test, oplog_obj_has_logs(&t->mapping->i_mmap_oplog));
 	vma_interval_tree_remove(vma, &t->mapping->i_mmap);
 	tail->vm_start = vma->vm_start + 2 * PAGE_SIZE;
 	tail->vm_end = vma->vm_end;
@@ -406,7 +407,7 @@ static void rmap_oplog_test_split(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[2]));
 	KUNIT_EXPECT_FALSE(test, rmap_oplog_insert_logged(t->vmas[2]));
 	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 4);
-	KUNIT_EXPECT_NE(test, READ_ONCE(t->mapping->i_mmap_oplog.cpus), 0UL);
+	KUNIT_EXPECT_TRUE(test, oplog_obj_has_logs(&t->mapping->i_mmap_oplog));
 	i_mmap_unlock_write(t->mapping);
 	rt_unpin();
 	rt_done(test, t);
@@ -470,7 +471,7 @@ static void rmap_oplog_test_lock_insert_remote(struct kunit *test)
 	rmap_oplog_lock_insert(t->mapping, t->vmas[0]);
 	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[0]));
 	/* b's log stays attached, emptied into the tree. */
-	KUNIT_EXPECT_NE(test, READ_ONCE(t->mapping->i_mmap_oplog.cpus), 0UL);
+	KUNIT_EXPECT_TRUE(test, oplog_obj_has_logs(&t->mapping->i_mmap_oplog));
 	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[2]));
 	t->vmas[1]->vm_pgoff = t->vmas[0]->vm_pgoff;
 	vma_interval_tree_insert_after(t->vmas[1], t->vmas[0], &t->mapping->i_mmap);
@@ -741,7 +742,7 @@ static void rmap_oplog_test_release(struct kunit *test)
 	rt_unpin();
 	/* From exit_mmap(): freed at once, under the object spinlock. */
 	KUNIT_EXPECT_TRUE(test, rmap_oplog_vma_release(vma, true));
-	KUNIT_EXPECT_NE(test, READ_ONCE(t->mapping->i_mmap_oplog.cpus), 0UL);
+	KUNIT_EXPECT_TRUE(test, oplog_obj_has_logs(&t->mapping->i_mmap_oplog));
 	rmap_oplog_mapping_release(t->mapping);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(t->mapping->i_mmap_oplog.cpus), 0UL);
 	/* rt_done() finds the tree empty: the removed VMA is out. */
