@@ -127,6 +127,7 @@ static inline void ast_stat_add(enum ast_stat stat, u64 n)
  */
 void ast_wake(struct wake_q_head *wake_q, struct futex_q *q)
 {
+	lockdep_assert_held(q->lock_ptr);
 	futex_wake_mark(wake_q, q);
 }
 
@@ -167,22 +168,22 @@ static struct ast_waiter *ast_waiter_on(struct futex_q *q,
 
 /**
  * ast_select_waiter() - choose the waiter to hand an AST mutex over to
- * @chain: the hash bucket's plist of futex_q
+ * @hb: the hash bucket of @key
  * @key: the futex key of the AST word
  * @state: the new abstract state, or -1 to select nobody
  * @others: set to whether another AST waiter on @key remains queued
  *
- * Walks @chain in its order (priority, then FIFO among equal priorities)
+ * Walks @hb's chain in its order (priority, then FIFO among equal priorities)
  * and returns the first AST waiter on @key whose entry set holds @state.
  * This is the linear search of UMTX_OP_WAKE2 (Ohki & Kuno, section 3.2),
  * but over a FIFO queue where libthr queued LIFO.  Futex waiters on the
  * same word that are not AST waiters are ignored, and so are AST waiters
  * that a plain FUTEX_CMP_REQUEUE moved here from another word.
  *
- * Context: the bucket lock of @chain held.  Does not sleep.
+ * Context: @hb->lock held.  Does not sleep.
  * Return: the chosen waiter, or NULL if no queued entry set holds @state.
  */
-struct ast_waiter *ast_select_waiter(struct plist_head *chain,
+struct ast_waiter *ast_select_waiter(struct futex_hash_bucket *hb,
 				     union futex_key *key, int state,
 				     bool *others)
 {
@@ -190,8 +191,10 @@ struct ast_waiter *ast_select_waiter(struct plist_head *chain,
 	unsigned long scanned = 0;
 	struct futex_q *q;
 
+	lockdep_assert_held(&hb->lock);
+
 	*others = false;
-	plist_for_each_entry(q, chain, list) {
+	plist_for_each_entry(q, &hb->chain, list) {
 		scanned++;
 		w = ast_waiter_on(q, key);
 		if (!w)
@@ -211,21 +214,23 @@ struct ast_waiter *ast_select_waiter(struct plist_head *chain,
 
 /**
  * ast_word_has_heir() - does a waiter hold the hand-off claim of a word?
- * @chain: the hash bucket's plist of futex_q
+ * @hb: the hash bucket of @key
  * @key: the futex key of the AST word
  *
  * The heir queues at AST_HEIR_PRIO, behind the real-time waiters only, so
  * the walk stops at the first entry queued after it.
  *
- * Context: the bucket lock of @chain held.  Does not sleep.
+ * Context: @hb->lock held.  Does not sleep.
  * Return: true if an AST waiter on @key is the heir (struct ast_waiter).
  */
-bool ast_word_has_heir(struct plist_head *chain, union futex_key *key)
+bool ast_word_has_heir(struct futex_hash_bucket *hb, union futex_key *key)
 {
 	struct ast_waiter *w;
 	struct futex_q *q;
 
-	plist_for_each_entry(q, chain, list) {
+	lockdep_assert_held(&hb->lock);
+
+	plist_for_each_entry(q, &hb->chain, list) {
 		if (q->list.prio > AST_HEIR_PRIO)
 			break;
 		w = ast_waiter_on(q, key);
@@ -293,7 +298,8 @@ bool ast_owner_gone(struct mm_struct *mm, u32 uval)
  * waiter only becomes the heir (struct ast_waiter) if no other waiter of
  * the word is.
  *
- * Context: the bucket lock of @w held.
+ * Context: any; reads only @w's loss count and time, which the waiter
+ * itself writes (ast_lock()).
  * Return: true if @w lost at least AST_HANDOFF_LOSSES times, the first
  * time at least AST_HANDOFF_TIMEOUT jiffies before @now.
  */
@@ -465,7 +471,7 @@ static void ast_drop_waiters_bit(u32 __user *uaddr, union futex_key *key)
 	int tries;
 
 	spin_lock(&hb->lock);
-	ast_select_waiter(&hb->chain, key, -1, &others);
+	ast_select_waiter(hb, key, -1, &others);
 	for (tries = 0; !others && tries < 8; tries++) {
 		if (futex_get_value_locked(&uval, uaddr) ||
 		    !(uval & AST_MUTEX_WAITERS))
@@ -532,6 +538,7 @@ static void ast_wait_queue(struct futex_hash_bucket *hb, struct ast_waiter *w,
 
 	/* Taken by the caller's futex_q_lock(), which sparse cannot see. */
 	__acquire(&hb->lock);
+	lockdep_assert_held(&hb->lock);
 	set_current_state(TASK_INTERRUPTIBLE | TASK_FREEZABLE);
 	__futex_queue(q, hb, current);
 	if (q->list.prio != prio) {
@@ -624,7 +631,7 @@ retry:
 	if (died || (ast_word_is_free(uval) &&
 		     (mask & BIT_ULL(ast_word_state(uval))))) {
 		/* Guarded entry: free in a state of the set, take it. */
-		ast_select_waiter(&hb->chain, &w.key, -1, &others);
+		ast_select_waiter(hb, &w.key, -1, &others);
 		ret = futex_cmpxchg_value_locked(&cur, uaddr, uval,
 						 ast_word_owned(tid, others));
 		if (ret)
@@ -664,7 +671,7 @@ retry:
 		ast_stat_add(AST_STAT_LOST, 1);
 		/* Starved: claim the hand-off, unless another waiter has. */
 		if (!w.heir && ast_waiter_starved(&w, jiffies) &&
-		    !ast_word_has_heir(&hb->chain, &w.key)) {
+		    !ast_word_has_heir(hb, &w.key)) {
 			w.heir = true;
 			ast_stat_add(AST_STAT_HEIR, 1);
 		}
@@ -758,7 +765,7 @@ retry:
 		return -EPERM;
 	}
 
-	w = ast_select_waiter(&hb->chain, key, state, &others);
+	w = ast_select_waiter(hb, key, state, &others);
 	handoff = w && ast_handoff_policy(flags, w->heir,
 					  task_curr(w->q.task));
 	if (handoff)

@@ -118,10 +118,10 @@ static inline u32 ast_word_owned(pid_t tid, bool waiters)
 
 void ast_wake(struct wake_q_head *wake_q, struct futex_q *q);
 bool ast_is_waiter(struct futex_q *q);
-struct ast_waiter *ast_select_waiter(struct plist_head *chain,
+struct ast_waiter *ast_select_waiter(struct futex_hash_bucket *hb,
 				     union futex_key *key, int state,
 				     bool *others);
-bool ast_word_has_heir(struct plist_head *chain, union futex_key *key);
+bool ast_word_has_heir(struct futex_hash_bucket *hb, union futex_key *key);
 bool ast_owner_gone(struct mm_struct *mm, u32 uval);
 bool ast_waiter_starved(const struct ast_waiter *w, unsigned long now);
 bool ast_handoff_policy(unsigned int flags, bool heir, bool on_cpu);

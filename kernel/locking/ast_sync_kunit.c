@@ -172,7 +172,7 @@ static void ast_test_queue_prio(struct kunit *test)
 #define NR_W	6
 
 struct ast_test_queue {
-	struct plist_head chain;
+	struct futex_hash_bucket hb;
 	struct ast_waiter w[NR_W];
 	struct futex_q plain;
 	union futex_key key, other_key;
@@ -192,7 +192,7 @@ static void ast_test_add(struct ast_test_queue *tq, struct futex_q *q,
 	q->key = *key;
 	q->task = current;
 	plist_node_init(&q->list, prio);
-	plist_add(&q->list, &tq->chain);
+	plist_add(&q->list, &tq->hb.chain);
 }
 
 static void ast_test_add_waiter(struct ast_test_queue *tq, int i, u64 mask,
@@ -215,10 +215,34 @@ static struct ast_test_queue *ast_test_queue(struct kunit *test)
 						  GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, tq);
-	plist_head_init(&tq->chain);
+	spin_lock_init(&tq->hb.lock);
+	plist_head_init(&tq->hb.chain);
 	ast_test_key(&tq->key, 0x1000);
 	ast_test_key(&tq->other_key, 0x2000);
 	return tq;
+}
+
+/* ast_select_waiter() under the bucket lock, as the unlock calls it. */
+static struct ast_waiter *ast_test_select(struct ast_test_queue *tq,
+					  union futex_key *key, int state,
+					  bool *others)
+{
+	struct ast_waiter *w;
+
+	spin_lock(&tq->hb.lock);
+	w = ast_select_waiter(&tq->hb, key, state, others);
+	spin_unlock(&tq->hb.lock);
+	return w;
+}
+
+static bool ast_test_has_heir(struct ast_test_queue *tq, union futex_key *key)
+{
+	bool heir;
+
+	spin_lock(&tq->hb.lock);
+	heir = ast_word_has_heir(&tq->hb, key);
+	spin_unlock(&tq->hb.lock);
+	return heir;
 }
 
 /* First matching waiter in FIFO order; the others are reported. */
@@ -227,7 +251,7 @@ static void ast_test_select_fifo(struct kunit *test)
 	struct ast_test_queue *tq = ast_test_queue(test);
 	bool others;
 
-	KUNIT_EXPECT_NULL(test, ast_select_waiter(&tq->chain, &tq->key, 0,
+	KUNIT_EXPECT_NULL(test, ast_test_select(tq, &tq->key, 0,
 						  &others));
 	KUNIT_EXPECT_FALSE(test, others);
 
@@ -236,25 +260,25 @@ static void ast_test_select_fifo(struct kunit *test)
 	ast_test_add_waiter(tq, 2, BIT_ULL(1) | BIT_ULL(2), &tq->key,
 			    MAX_RT_PRIO);
 
-	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 2,
+	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq, &tq->key, 2,
 						    &others), &tq->w[1]);
 	KUNIT_EXPECT_TRUE(test, others);
-	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 1,
+	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq, &tq->key, 1,
 						    &others), &tq->w[0]);
 	KUNIT_EXPECT_TRUE(test, others);
 	/* Nobody waits for state 3: freed, the waiters stay. */
-	KUNIT_EXPECT_NULL(test, ast_select_waiter(&tq->chain, &tq->key, 3,
+	KUNIT_EXPECT_NULL(test, ast_test_select(tq, &tq->key, 3,
 						  &others));
 	KUNIT_EXPECT_TRUE(test, others);
 	/* state -1 only asks whether anybody waits. */
-	KUNIT_EXPECT_NULL(test, ast_select_waiter(&tq->chain, &tq->key, -1,
+	KUNIT_EXPECT_NULL(test, ast_test_select(tq, &tq->key, -1,
 						  &others));
 	KUNIT_EXPECT_TRUE(test, others);
 
 	/* Dequeue w[1]: state 2 now goes to w[2], the last waiter for it. */
-	plist_del(&tq->w[1].q.list, &tq->chain);
-	plist_del(&tq->w[0].q.list, &tq->chain);
-	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 2,
+	plist_del(&tq->w[1].q.list, &tq->hb.chain);
+	plist_del(&tq->w[0].q.list, &tq->hb.chain);
+	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq, &tq->key, 2,
 						    &others), &tq->w[2]);
 	KUNIT_EXPECT_FALSE(test, others);
 }
@@ -270,13 +294,13 @@ static void ast_test_select_filter(struct kunit *test)
 	ast_test_add_waiter(tq, 0, ~0ULL, &tq->other_key, MAX_RT_PRIO);
 	ast_test_add_waiter(tq, 1, BIT_ULL(63), &tq->key, MAX_RT_PRIO);
 
-	KUNIT_EXPECT_NULL(test, ast_select_waiter(&tq->chain, &tq->key, 0,
+	KUNIT_EXPECT_NULL(test, ast_test_select(tq, &tq->key, 0,
 						  &others));
 	KUNIT_EXPECT_TRUE(test, others);
-	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 63,
+	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq, &tq->key, 63,
 						    &others), &tq->w[1]);
 	KUNIT_EXPECT_FALSE(test, others);
-	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain,
+	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq,
 						    &tq->other_key, 5,
 						    &others), &tq->w[0]);
 	KUNIT_EXPECT_FALSE(test, others);
@@ -293,9 +317,9 @@ static void ast_expect_select_del(struct kunit *test, struct ast_test_queue *tq,
 {
 	bool others;
 
-	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, state,
+	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq, &tq->key, state,
 						    &others), want);
-	plist_del(&want->q.list, &tq->chain);
+	plist_del(&want->q.list, &tq->hb.chain);
 }
 
 /* Real-time waiters come first, by priority; FIFO within a priority. */
@@ -313,10 +337,10 @@ static void ast_test_select_prio(struct kunit *test)
 	ast_expect_select_del(test, tq, 0, &tq->w[2]);
 	ast_expect_select_del(test, tq, 0, &tq->w[3]);
 	ast_expect_select_del(test, tq, 0, &tq->w[1]);
-	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 0,
+	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq, &tq->key, 0,
 						    &others), &tq->w[0]);
 	KUNIT_EXPECT_TRUE(test, others);
-	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 1,
+	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq, &tq->key, 1,
 						    &others), &tq->w[4]);
 	KUNIT_EXPECT_TRUE(test, others);
 }
@@ -345,11 +369,11 @@ static void ast_test_select_retry(struct kunit *test)
 	ast_expect_select_del(test, tq, 0, &tq->w[4]);
 	ast_expect_select_del(test, tq, 0, &tq->w[2]);
 	ast_expect_select_del(test, tq, 0, &tq->w[3]);
-	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 0,
+	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq, &tq->key, 0,
 						    &others), &tq->w[0]);
 	KUNIT_EXPECT_TRUE(test, others);
 	/* A loser does not take a state outside its set. */
-	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 1,
+	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq, &tq->key, 1,
 						    &others), &tq->w[1]);
 }
 
@@ -370,14 +394,14 @@ static void ast_test_heir(struct kunit *test)
 			    ast_queue_prio(MAX_RT_PRIO, 1, false));
 	ast_test_add_waiter(tq, 1, BIT_ULL(0), &tq->key,
 			    ast_queue_prio(MAX_RT_PRIO, 0, false));
-	KUNIT_EXPECT_FALSE(test, ast_word_has_heir(&tq->chain, &tq->key));
+	KUNIT_EXPECT_FALSE(test, ast_test_has_heir(tq, &tq->key));
 
 	/* The heir of another word on the same bucket is not ours. */
 	tq->w[2].heir = true;
 	ast_test_add_waiter(tq, 2, ~0ULL, &tq->other_key,
 			    ast_queue_prio(MAX_RT_PRIO, 9, true));
-	KUNIT_EXPECT_FALSE(test, ast_word_has_heir(&tq->chain, &tq->key));
-	KUNIT_EXPECT_TRUE(test, ast_word_has_heir(&tq->chain,
+	KUNIT_EXPECT_FALSE(test, ast_test_has_heir(tq, &tq->key));
+	KUNIT_EXPECT_TRUE(test, ast_test_has_heir(tq,
 						  &tq->other_key));
 
 	tq->w[3].heir = true;
@@ -385,19 +409,19 @@ static void ast_test_heir(struct kunit *test)
 			    ast_queue_prio(MAX_RT_PRIO, 9, true));
 	ast_test_add_waiter(tq, 4, BIT_ULL(0), &tq->key,
 			    ast_queue_prio(20, 0, false));
-	KUNIT_EXPECT_TRUE(test, ast_word_has_heir(&tq->chain, &tq->key));
+	KUNIT_EXPECT_TRUE(test, ast_test_has_heir(tq, &tq->key));
 	/* Not for a state outside its set: the FIFO order holds. */
-	KUNIT_EXPECT_NULL(test, ast_select_waiter(&tq->chain, &tq->key, 1,
+	KUNIT_EXPECT_NULL(test, ast_test_select(tq, &tq->key, 1,
 						  &others));
 	KUNIT_EXPECT_TRUE(test, others);
 	/* RT first, then the heir ahead of the earlier loser. */
 	ast_expect_select_del(test, tq, 0, &tq->w[4]);
-	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 2,
+	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq, &tq->key, 2,
 						    &others), &tq->w[3]);
 	ast_expect_select_del(test, tq, 0, &tq->w[3]);
-	KUNIT_EXPECT_FALSE(test, ast_word_has_heir(&tq->chain, &tq->key));
+	KUNIT_EXPECT_FALSE(test, ast_test_has_heir(tq, &tq->key));
 	ast_expect_select_del(test, tq, 0, &tq->w[0]);
-	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 0,
+	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq, &tq->key, 0,
 						    &others), &tq->w[1]);
 	KUNIT_EXPECT_FALSE(test, others);
 }
@@ -421,22 +445,22 @@ static void ast_test_select_requeued(struct kunit *test)
 	/* Requeued: the futex_q now hashes on tq->key. */
 	tq->w[0].q.key = tq->key;
 
-	KUNIT_EXPECT_NULL(test, ast_select_waiter(&tq->chain, &tq->key, 0,
+	KUNIT_EXPECT_NULL(test, ast_test_select(tq, &tq->key, 0,
 						  &others));
 	KUNIT_EXPECT_FALSE(test, others);
-	KUNIT_EXPECT_FALSE(test, ast_word_has_heir(&tq->chain, &tq->key));
+	KUNIT_EXPECT_FALSE(test, ast_test_has_heir(tq, &tq->key));
 	/* Nor is it found for its own word: it is not queued there. */
-	KUNIT_EXPECT_NULL(test, ast_select_waiter(&tq->chain,
+	KUNIT_EXPECT_NULL(test, ast_test_select(tq,
 						  &tq->other_key, 0,
 						  &others));
 	KUNIT_EXPECT_FALSE(test, others);
 
 	/* A waiter of our word behind it is chosen, and is the only one. */
 	ast_test_add_waiter(tq, 1, BIT_ULL(1), &tq->key, MAX_RT_PRIO);
-	KUNIT_EXPECT_PTR_EQ(test, ast_select_waiter(&tq->chain, &tq->key, 1,
+	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq, &tq->key, 1,
 						    &others), &tq->w[1]);
 	KUNIT_EXPECT_FALSE(test, others);
-	KUNIT_EXPECT_NULL(test, ast_select_waiter(&tq->chain, &tq->key, 0,
+	KUNIT_EXPECT_NULL(test, ast_test_select(tq, &tq->key, 0,
 						  &others));
 	KUNIT_EXPECT_TRUE(test, others);
 }

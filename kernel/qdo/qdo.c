@@ -766,6 +766,8 @@ static void qdo_poll_cb(struct qdo_head *head);
 /* Called with qdo_poll_lock held. */
 static void qdo_poll_start_gp(void)
 {
+	lockdep_assert_held(&qdo_poll_lock);
+
 	WRITE_ONCE(qdo_poll_seq, qdo_poll_seq + 1);
 	smp_mb();	/* the start before the request's snapshots */
 	if (qdo_call(&qdo_poll_head, qdo_poll_cb, cpu_possible_mask,
