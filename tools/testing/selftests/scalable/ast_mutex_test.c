@@ -836,20 +836,42 @@ TEST(timeout_realtime)
 	check_timeout(_metadata, CLOCK_REALTIME, 0);
 }
 
-/*
- * Issue 37: a child forked while a thread of its parent waits for a
- * private mutex got ETIMEDOUT locking its own copy of the word.  The
- * child's copy names a thread of the parent: the parent's owner, with the
- * waiters bit its waiter set (round 0), or, once an unlock has handed the
- * mutex to that waiter, the waiter itself, whether or not it has run yet
- * (round 1, a strict unlock; the adaptive unlock hands over likewise when
- * the waiter is on a CPU, hence "sometimes").  No task of the child can
- * unlock that copy, and the child has no waiter queued to be handed it:
- * the lock slept until its timeout.  It now takes such a word with
- * EOWNERDEAD, deterministically here.  The parent's word stays its own.
- */
-TEST(fork_child_of_waiting_parent)
+/* A positive integer from the environment, else @def. */
+static int env_int(const char *name, int def)
 {
+	const char *v = getenv(name);
+
+	return v && atoi(v) > 0 ? atoi(v) : def;
+}
+
+/*
+ * A child forked while a thread of its parent waits for a private mutex
+ * locks its own copy of the word.  The copy names a thread of the parent:
+ * the parent's owner, with the waiters bit its waiter set (even rounds),
+ * or, once an unlock has handed the mutex to that waiter, the waiter
+ * itself, whether or not it has run yet (odd rounds, a strict unlock).  No
+ * task of the child can unlock that copy and no waiter of the child is
+ * queued to be handed it, so the lock must take it as a dead owner's,
+ * with EOWNERDEAD, at once, not sleep until its timeout.  The parent's
+ * word stays its own.  AST_FORK_RUNS (environment, default 1) repeats
+ * both rounds.
+ */
+FIXTURE(fork) {
+	int dummy;
+};
+
+FIXTURE_SETUP(fork)
+{
+}
+
+FIXTURE_TEARDOWN(fork)
+{
+}
+
+/* Up to 300 s: AST_FORK_RUNS may ask for many runs under TCG. */
+TEST_F_TIMEOUT(fork, child_of_waiting_parent, 300)
+{
+	int runs = env_int("AST_FORK_RUNS", 1);
 	struct ast_mutex m;
 	struct timespec ts;
 	struct keeper k;
@@ -861,7 +883,7 @@ TEST(fork_child_of_waiting_parent)
 
 	if (!ast_supported())
 		SKIP(return, "ast_mutex syscalls not supported");
-	for (round = 0; round < 2; round++) {
+	for (round = 0; round < 2 * runs; round++) {
 		ASSERT_EQ(0, ast_mutex_init(&m, 0, AST_MUTEX_PRIVATE |
 					    AST_MUTEX_STRICT));
 		ASSERT_EQ(0, ast_mutex_lock(&m, BIT(0)));
@@ -870,10 +892,10 @@ TEST(fork_child_of_waiting_parent)
 		k.mask = BIT(1);
 		start_keeper(_metadata, &th, &k);
 		ASSERT_EQ(0, wait_in_syscall(k.tid, __NR_ast_mutex_lock));
-		if (round)
+		if (round & 1)
 			ASSERT_EQ(0, ast_mutex_unlock(&m, 1));
 		v = load(&m.word);
-		EXPECT_EQ(round ? (__u32)k.tid :
+		EXPECT_EQ(round & 1 ? (__u32)k.tid :
 			  (__u32)ast_gettid() | AST_MUTEX_WAITERS, v);
 		pid = fork();
 		ASSERT_GE(pid, 0);
@@ -899,7 +921,7 @@ TEST(fork_child_of_waiting_parent)
 		}
 		/* The parent's word is not the child's copy. */
 		EXPECT_EQ(v, load(&m.word));
-		if (!round)
+		if (!(round & 1))
 			EXPECT_EQ(0, ast_mutex_unlock(&m, 1));
 		__atomic_store_n(&k.release, true, __ATOMIC_SEQ_CST);
 		pthread_join(th, NULL);
@@ -1830,13 +1852,6 @@ static void *consumer(void *arg)
 		__atomic_fetch_add(&b->seen[item], 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
-}
-
-static int env_int(const char *name, int def)
-{
-	const char *v = getenv(name);
-
-	return v && atoi(v) > 0 ? atoi(v) : def;
 }
 
 TEST_F_TIMEOUT(stress, bounded_buffers, 600)
