@@ -105,7 +105,8 @@ static void ct_destroy_wait(struct kunit *test, struct ct_obj *o)
 
 /*
  * The hit path and a plain per-CPU load, as small functions whose code
- * can be compared with objdump -d (see the commit message).
+ * can be compared with objdump -d: the hit path is the per-CPU load and a
+ * test for a missing representative.
  */
 static noinline void *clustered_test_hit(struct clustered_obj *co)
 {

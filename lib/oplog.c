@@ -88,10 +88,8 @@ static bool oplog_ready;
 /* ---- clock ---- */
 
 /*
- * Read by every timestamped queue: read-only after boot, so that it shares
- * no cache line with data that other CPUs write (traced at 16 vCPUs, it sat
- * beside percpu_counters_lock, which every fork and exit takes, and moved
- * 9.5 times per fork_bench operation).
+ * Read by every timestamped queue: read-only after boot (__ro_after_init),
+ * so that it shares no cache line with data that other CPUs write.
  */
 static DEFINE_STATIC_KEY_FALSE_RO(oplog_tsc_key);
 static atomic64_t oplog_seq = ATOMIC64_INIT(0);

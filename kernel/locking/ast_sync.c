@@ -48,11 +48,9 @@
  * and instead of sleeping it polls the owner while the owner runs on a CPU
  * (at most one poller per word, need_resched()-aware), so the hand-off
  * that ends its starvation can go to a running task.  Only the heir is
- * handed the lock while it sleeps.  Handing the lock to every starved
- * waiter convoyed: with 1000 threads on 2 CPUs nearly every waiter had
- * lost 8 times, 99% of the hand-offs went to a sleeping task, and the lock
- * sat with a task that was not running for about half of the time.
- * AST_MUTEX_HANDOFF and AST_MUTEX_WAKE_ONLY select the two pure policies.
+ * handed the lock while it sleeps: handing it to every starved waiter
+ * would hand it mostly to sleeping tasks, and the lock would sit with a
+ * task that is not running (a convoy).  AST_MUTEX_HANDOFF and AST_MUTEX_WAKE_ONLY select the two pure policies.
  */
 #include <linux/debugfs.h>
 #include <linux/hrtimer.h>
@@ -651,8 +649,7 @@ retry:
 	 * free a word with the bit set, only the unlock in the kernel can,
 	 * under the bucket lock, and it will find this waiter queued.
 	 * Retrying then would only make the waiters fight for the bucket
-	 * lock while user space takes the word (1000 threads: twice the
-	 * system time per item, and one run in two collapsed).
+	 * lock while user space takes the word.
 	 */
 	ret = futex_cmpxchg_value_locked(&cur, uaddr, uval,
 					 uval | AST_MUTEX_WAITERS);

@@ -85,11 +85,12 @@
 #define MODULE_PARAM_PREFIX "qdo."
 
 /*
- * Daemon period in microseconds while requests are pending.  The thesis
- * used 10 ms (section 5.3.2); the default here comes from the latency
- * benchmark in tools/testing/selftests/scalable/qdo_latency.c, see the
- * commit message.  Visible to KUnit, whose CPU hotplug test lengthens it
- * (kernel/qdo/qdo_test.c).
+ * Daemon period in microseconds while requests are pending: the longest
+ * a request waits for the daemon to look at an idle CPU's quiescent
+ * state.  The thesis used 10 ms (section 5.3.2); the default is measured
+ * with tools/testing/selftests/scalable/qdo_latency.c
+ * (Documentation/core-api/qdo.rst).  Visible to KUnit, whose CPU hotplug
+ * test lengthens it (kernel/qdo/qdo_test.c).
  */
 VISIBLE_IF_KUNIT unsigned int qdo_period_us = 4000;
 module_param_named(period_us, qdo_period_us, uint, 0644);
