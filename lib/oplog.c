@@ -16,7 +16,7 @@
  * allocation and no QDo callback per CPU.
  *
  * Locks, outermost first:
- *   object lock (the type's ->lock)  - held to attach or detach a log of the
+ *   object lock (->obj_lock)         - held to attach or detach a log of the
  *                                      object, and to apply its operations;
  *                                      guards &oplog_obj.cpus
  *   cache->lock (raw, per CPU)       - guards the slots of one CPU's cache;
@@ -598,7 +598,8 @@ EXPORT_SYMBOL_GPL(oplog_synchronize_all_locked);
  * updaters (see oplog_synchronize_locked(); oplog_flush_locked() gives
  * that).
  *
- * Context: whatever ->lock needs (it may sleep if ->lock does).
+ * Context: a context that may take the object lock (->obj_lock, a
+ * spinlock_t); does not sleep.
  */
 void oplog_synchronize(struct oplog_type *type, struct oplog_obj *obj)
 	__acquires(obj)
@@ -655,7 +656,8 @@ EXPORT_SYMBOL_GPL(oplog_flush_locked);
  * must make sure nobody queues to @obj any more; the object may be freed as
  * soon as this returns (retired logs never dereference it).
  *
- * Context: whatever ->lock needs.
+ * Context: a context that may take the object lock (->obj_lock, a
+ * spinlock_t); does not sleep.
  */
 void oplog_flush(struct oplog_type *type, struct oplog_obj *obj)
 {
@@ -1094,7 +1096,8 @@ static int oplog_slow(struct oplog_type *type, struct oplog_obj *obj,
  * @op: the operation, embedded in the caller's memory; for an absorbing
  *	type, @op->key and @op->code must be set
  *
- * Stamps @op with oplog_clock() and appends it to this CPU's log of @obj.
+ * Stamps @op with oplog_clock() (unless the type is %OPLOG_UNSTAMPED) and
+ * appends it to this CPU's log of @obj.
  * The hit path takes only that log's lock, a cache line no other CPU writes
  * until somebody synchronizes @obj (thesis section 5.3).  A miss takes the
  * object lock to attach a log, evicting another object from the slot by
@@ -1105,7 +1108,7 @@ static int oplog_slow(struct oplog_type *type, struct oplog_obj *obj,
  * go back through ->absorb and nothing is logged.
  *
  * Context: task context (the per-CPU locks are not interrupt-safe), without
- * @obj's lock held (a miss takes it); whatever ->lock needs.  Allocates a
+ * @obj's lock held (a miss takes it, ->obj_lock).  Allocates a
  * log with GFP_NOWAIT on a miss only.
  * Return: 0 if @op was logged, absorbed or executed; -ENOENT if ->attach
  * refused (@op is untouched and still the caller's); -EINVAL (and a
