@@ -51,25 +51,25 @@
  * one that is not in its reviewed list, so that a new reader in an
  * opted-in filesystem or in the VFS cannot slip in.
  *
- * Hashed positive dentries only.  ->attach refuses a dead, unhashed,
- * negative or root dentry, one marked not to be cached, and one that
- * revalidates, automounts or is still being looked up (the d_flags in
- * %DCACHE_OPLOG_NEVER), whatever its filesystem.  As ___d_drop() flushes, an
- * unhashed dentry never has a log, so a dentry whose last reference goes
- * away in ->detach (when another dentry evicts it from a log cache, or
- * OpLog's shrinker or CPU hotplug detaches it, with locks held that forbid
- * killing it) is hashed: ->detach does what dput() does for a dentry worth
- * retaining, d_oplog_unpinned() puts it on the LRU.  Nothing is killed or
- * freed from inside OpLog.  The one difference from the stock dput(): a
- * dentry whose ->d_delete() would have asked to free it at once (or one
- * marked %DCACHE_DONTCACHE after it got a log) waits on the LRU for the
- * shrinker or umount instead.  On tmpfs, whose ->d_delete() always asks,
- * this does not happen: a positive tmpfs dentry holds its own reference
- * until unlink, and unlink (d_delete()) flushes before the count can drop.
+ * Hashed positive dentries only.  ->attach refuses a dead, unhashed, negative
+ * or root dentry, one marked not to be cached, and one that revalidates,
+ * automounts or is still being looked up (the d_flags in %DCACHE_OPLOG_NEVER),
+ * whatever its filesystem.  As ___d_drop() flushes, an unhashed dentry never
+ * has a log, so a dentry whose last reference goes away in ->detach (when
+ * another dentry evicts it from a log cache, or OpLog's shrinker or CPU
+ * hotplug detaches it, with locks held that forbid killing it) is hashed:
+ * ->detach does what dput() does for a dentry worth retaining,
+ * d_oplog_unpinned() puts it on the LRU.  Nothing is killed or freed from
+ * inside OpLog.  The one difference from the lockref path of dput(): a dentry
+ * whose ->d_delete() would have asked to free it at once (or one marked
+ * %DCACHE_DONTCACHE after it got a log) waits on the LRU for the shrinker or
+ * umount instead.  On tmpfs, whose ->d_delete() always asks, this does not
+ * happen: a positive tmpfs dentry holds its own reference until unlink, and
+ * unlink (d_delete()) flushes before the count can drop.
  *
  * The thesis's order: increment this CPU's count, then re-check d_seq; on
  * a change, decrement and let the caller retry (path walk falls back from
- * RCU to ref-walk, the stock retry).  ___d_drop() flushes under d_lock
+ * RCU to ref-walk, the lockref path's retry).  ___d_drop() flushes under d_lock
  * before it invalidates d_seq, and ->attach refuses unhashed dentries, so
  * a reference taken on a dying dentry is either folded by that flush or
  * seen as stale by the d_seq re-check.
@@ -86,7 +86,7 @@
  *
  * Which dentries are hot: a CPU attaches a log only on its second miss on
  * a dentry within a short window (dcache_oplog_hot()), so that a walk of
- * more names than the log cache holds keeps the stock cost instead of
+ * more names than the log cache holds keeps the lockref path's cost instead of
  * attaching and evicting a log per name.  A miss on a hot dentry costs one
  * d_lock round trip, what a contended lockref costs anyway, and a log
  * cache slot pins at most one dentry per CPU and slot.
@@ -106,7 +106,7 @@
  * Turning the switch off clears the first, so that ->attach refuses every
  * dentry, detaches every log of the type (oplog_type_drain()), then clears
  * the second: from then on fast_dput() does not read d_oplog at all, and
- * the stock dput() path is the 6.12 one.
+ * dput() takes the lockref path of 6.12.
  */
 
 #include <kunit/visibility.h>
@@ -225,16 +225,16 @@ struct oplog_type dcache_oplog_type = {
  * reference last missed the log cache, one word per entry, indexed by a
  * hash of the dentry's address.  A miss on a dentry that is in its entry
  * finds it hot and attaches a log; any other miss records the dentry and
- * takes the stock reference.  So a CPU logs a dentry from its second miss
+ * takes a lockref reference.  So a CPU logs a dentry from its second miss
  * on it within the last few hundred misses of other dentries that hash to
  * the same entry, and a walk of more distinct names than the log cache
  * holds (find, a build, stat_bench's "many" mode) never attaches, evicts
- * or takes d_lock for them: it costs the stock lockref plus this lookup.
+ * or takes d_lock for them: it costs the lockref path plus this lookup.
  * Contention as the criterion (a failed cmpxchg on d_lockref) would need a
  * change to lib/lockref.c and still log a dentry that two CPUs happen to
  * share once; the second reference from one CPU is what a log pays off on.
  * The entries are hints: a stale one (a freed dentry whose address is
- * reused, or a race with migration) costs one premature log or one stock
+ * reused, or a race with migration) costs one premature log or one lockref
  * reference, never a wrong count.
  */
 static DEFINE_PER_CPU(unsigned long [1 << DCACHE_OPLOG_RECENT_BITS],
@@ -298,9 +298,9 @@ enum dcache_oplog_ref __dcache_oplog_undo(struct dentry *dentry)
  *
  * The miss path of dcache_oplog_get(): this CPU has no log of @dentry.  It
  * gets one only if the dentry is hot here (dcache_oplog_hot()) and
- * eligible; a cold one takes the stock reference.  The eligibility check
+ * eligible; a cold one takes a lockref reference.  The eligibility check
  * is made only for a hot dentry, so that a cold one costs no read of d_sb
- * (the dentry's second cache line, which the stock walk does not read); a
+ * (the dentry's second cache line, which the lockref walk does not read); a
  * hit needs none, as ->attach made it and the log is still attached.
  *
  * Context: under rcu_read_lock() (RCU-walk); may take d_lock on a log
@@ -330,7 +330,7 @@ enum dcache_oplog_ref __dcache_oplog_get_miss(struct dentry *dentry,
  *
  * Context: process context; may take d_lock on a log cache miss.
  * Return: true if the reference was dropped, false if the caller must
- * drop it through the stock dput() path (OpLog refused the dentry).
+ * drop it through the lockref path of dput() (OpLog refused the dentry).
  */
 bool __dcache_oplog_put(struct dentry *dentry)
 {
@@ -375,7 +375,7 @@ static int dcache_oplog_enabled_get(void *data, u64 *val)
 
 /**
  * dcache_oplog_switch() - turn the per-CPU dentry reference counts on or off
- * @on: true to count new references per CPU, false for the stock path
+ * @on: true to count new references per CPU, false for the lockref path
  *
  * On: dcache_oplog_logged_key first (fast_dput() checks d_oplog), then
  * dcache_oplog_key (references go to the per-CPU counters).  Off: the

@@ -5,20 +5,20 @@
  *
  * Boyd-Wickizer, "Optimizing Communication Bottlenecks in Multiprocessor
  * Operating System Kernels", PhD thesis, MIT, 2014, chapter 5 and section
- * 6.1.  fork() puts every file VMA of the child into its file's
- * mapping->i_mmap interval tree under i_mmap_rwsem, and exit() takes it
- * out the same way, so processes that map the same files (libc, the
- * executable) write the same rwsem and tree lines on every fork and exit.
- * With this file, dup_mmap() logs the insert of an eligible child VMA in
- * this CPU's OpLog log of the mapping (an %OPLOG_ABSORBING type, one
- * &struct oplog_op embedded in the VMA), and mmap() that of a new VMA;
- * the tree sees it only when somebody needs the tree.  A child that exits
- * on the CPU it was forked on finds its inserts still in that CPU's log
- * and cancels them (local absorption, oplog_absorb_hit()): neither fork
- * nor exit touched a line that another CPU reads or writes.  The unlink
- * of a VMA that is in the tree (put there by a synchronize, or by a stock
- * insert) logs its removal in the same op, so an exit after a truncate
- * does not write the tree either (rmap_oplog_log_removes()).
+ * 6.1.  fork() puts every file VMA of the child into its file's mapping->i_mmap
+ * interval tree under i_mmap_rwsem, and exit() takes it out the same way, so
+ * processes that map the same files (libc, the executable) write the same
+ * rwsem and tree lines on every fork and exit.  With this file, dup_mmap() logs
+ * the insert of an eligible child VMA in this CPU's OpLog log of the mapping
+ * (an %OPLOG_ABSORBING type, one &struct oplog_op embedded in the VMA), and
+ * mmap() that of a new VMA; the tree sees it only when somebody needs the
+ * tree.  A child that exits on the CPU it was forked on finds its inserts still
+ * in that CPU's log and cancels them (local absorption, oplog_absorb_hit()):
+ * neither fork nor exit touched a line that another CPU reads or writes.  The
+ * unlink of a VMA that is in the tree (put there by a synchronize, or by a
+ * locked insert, under i_mmap_rwsem as in 6.12) logs its removal in the same
+ * op, so an exit after a truncate does not write the tree either
+ * (rmap_oplog_log_removes()).
  *
  * Readers.  Every holder of i_mmap_rwsem that reads the tree synchronizes
  * first, inside the i_mmap_lock_*() and i_mmap_trylock_*() helpers of
@@ -41,13 +41,13 @@
  *    logged on another CPU applies what every CPU logged and cancels that
  *    insert against the removal (global absorption); the other operations,
  *    spilled by that, are applied too;
- *  - a stock insert (rmap_oplog_lock_insert(): fork's, after a parent
+ *  - a locked insert (rmap_oplog_lock_insert(): fork's, after a parent
  *    VMA, and vma_link_file()'s, of a new VMA) puts that parent into the
  *    tree only if its own insert is still logged;
  *  - vma_prepare() (split, merge, expand, shrink) puts only its own logged
  *    VMAs into the tree (rmap_oplog_lock_vmas()), one still in this CPU's
  *    log straight from there.
- * So a file whose mappings are partly stock (libc's data, which has an
+ * So a file whose mappings are partly locked (libc's data, which has an
  * anon_vma) does not flush every CPU's logs at every fork and exit, nor
  * does an exec whose ld.so splits the library VMAs that its mmap() calls
  * logged.  Whether a VMA's insert is logged is its op's code
@@ -67,18 +67,17 @@
  * function using ->i_mmap or ->i_mmap_rwsem with neither a helper nor a
  * lock assertion, unless it is in a reviewed list.
  *
- * Exclusion.  A holder that reads the tree must also see nothing logged
- * while it holds it: a truncate's walk must find a child forked during the
- * walk, as it would with the stock lock, and an exiting process must not
- * free the page tables of a VMA that a walk still meets, as the stock
- * unlink waits for the walk.  The flush detaches every CPU's log, so a
- * later insert or remove misses and must attach a new log, under the
- * object lock; ->attach refuses while i_mmap_rwsem is held
- * (rwsem_is_locked()), and the fork or exit falls back to the stock insert
- * or removal, which waits for the lock.  A reader that found nothing logged checked that
- * under the object lock after taking i_mmap_rwsem, so an attach is
- * ordered either before that check (the reader sees the log) or after it
- * (the attach sees the rwsem held).
+ * Exclusion.  A holder that reads the tree must also see nothing logged while
+ * it holds it: a truncate's walk must find a child forked during the walk, as
+ * it would if the fork took the rwsem, and an exiting process must not free
+ * the page tables of a VMA that a walk still meets, as a locked unlink waits
+ * for the walk.  The flush detaches every CPU's log, so a later insert or
+ * remove misses and must attach a new log, under the object lock; ->attach
+ * refuses while i_mmap_rwsem is held (rwsem_is_locked()), and the fork or exit
+ * falls back to the locked insert or removal, which waits for the lock.  A
+ * reader that found nothing logged checked that under the object lock after
+ * taking i_mmap_rwsem, so an attach is ordered either before that check (the
+ * reader sees the log) or after it (the attach sees the rwsem held).
  *
  * Evictions.  The object lock of a mapping is a spinlock
  * (->i_mmap_oplog_lock), and OpLog may apply a mapping's log without
@@ -90,19 +89,19 @@
  *
  * Which VMAs.  Only those whose child gets no page table entries at fork:
  * copy_page_range() copies PTEs for a VMA with an anon_vma, a PFN or mixed
- * map, or uffd-wp (vma_needs_copy()), and the stock insert puts the child
+ * map, or uffd-wp (vma_needs_copy()), and the locked insert puts the child
  * right after its parent in the tree (vma_interval_tree_insert_after())
  * so that a walk racing with that copy zaps or unmaps the parent before
  * the child; a logged insert has no parent left to follow.  A VMA without
  * copied PTEs can only get one by a fault after fork() returned, and the
  * insert was logged before, so any walker that can see the PTE
- * synchronized it into the tree.  Also left on the stock path: hugetlb
+ * synchronized it into the tree.  Also left on the locked path: hugetlb
  * (its own i_mmap_rwsem rules for PMD sharing), DAX, VM_IO, and
  * VM_SHARED|VM_MAYWRITE VMAs, whose i_mmap_writable count stays exact
  * because it is never logged.  rmap_oplog_eligible() is the test.  mmap()
  * (__mmap_region()) logs the insert of a new VMA by the same test: it has
  * no PTE until a fault after mmap_lock is released.  Other links of a new
- * VMA (mremap's copy_vma(), insert_vm_struct()) stay on the stock path,
+ * VMA (mremap's copy_vma(), insert_vm_struct()) stay on the locked path,
  * so a copy never goes into the tree after its source by a synchronize.
  * A removal is logged by a looser test, rmap_oplog_remove_eligible(): a
  * VMA with an anon_vma or uffd-wp may go (its page tables were zapped
@@ -553,7 +552,7 @@ EXPORT_SYMBOL(__rmap_oplog_sync_read);
  * A hint for mapping_mapped(), like that function's own test: logs that
  * are attached but empty (every insert absorbed by its VMA's unlink) do
  * not count, so that the last unmap makes mapping_mapped() false as it
- * does with the stock tree (a logged removal's VMA is still in the tree).
+ * does without the logs (a logged removal's VMA is still in the tree).
  * Context: not in hard interrupt context: takes OpLog's per-CPU cache and
  * log locks (oplog_obj_maybe_logged()), not the object lock.  Does not
  * sleep.
@@ -687,7 +686,7 @@ int __rmap_oplog_absorb_local(struct address_space *mapping,
  * May the removal of @vma from the tree be logged?  Not hugetlb (its PMD
  * sharing walks i_mmap under its own rules), DAX, VM_IO or a PFN or mixed
  * map (drivers' own i_mmap users), nor a shared writable mapping, whose
- * i_mmap_writable count goes down at the unlink, as it went up at a stock
+ * i_mmap_writable count goes down at the unlink, as it went up at a locked
  * insert.  A VMA with an anon_vma may: its removal, unlike its insert at
  * fork, races with no page table copy.
  */
@@ -881,7 +880,7 @@ static void rmap_oplog_apply_own(struct address_space *mapping,
  *
  * If @parent's own insert is still logged, puts it into the tree (the
  * caller inserts after it) without detaching any CPU's log: a fork of a
- * process whose file VMA is partly stock (it got an anon_vma after its
+ * process whose file VMA is partly locked (it got an anon_vma after its
  * insert was logged) leaves the other CPUs' forks and exits logging.
  *
  * Context: see rmap_oplog_lock_insert().
@@ -947,7 +946,7 @@ __setup("rmap_oplog=", rmap_oplog_setup);
 
 /**
  * rmap_oplog_switch() - turn logging of reverse-map updates on or off
- * @on: true to log, false for the stock inserts and removes
+ * @on: true to log, false for inserts and removes under i_mmap_rwsem
  *
  * On: rmap_oplog_logged_key first, then (after a grace period, so that no
  * CPU can still read it off) rmap_oplog_key.  Off: rmap_oplog_key, then

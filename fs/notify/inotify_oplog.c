@@ -5,7 +5,8 @@
  * Boyd-Wickizer, "Optimizing Communication Bottlenecks in Multiprocessor
  * Operating System Kernels", PhD thesis, MIT, 2014, sections 3.3, 8.4 and
  * 10.2: every event of an inotify instance is appended to one queue under
- * group->notification_lock, followed by a wake_up() of the group's wait
+ * group->notification_lock (fsnotify_add_event(): "the locked queue"
+ * below), followed by a wake_up() of the group's wait
  * queue, so every CPU that modifies a watched file writes the same two
  * cache lines, and throughput collapses beyond a few cores.  With this
  * file, inotify_handle_inode_event() appends the event it allocated to this
@@ -24,7 +25,7 @@
  * order, of all the group's events; the logs hold the rest.
  *
  * Semantics at apply time.  ->exec inserts the event with
- * fsnotify_insert_event_locked(), the body of the stock
+ * fsnotify_insert_event_locked(), the body of
  * fsnotify_insert_event(): it is coalesced with an identical event at the
  * tail of the queue (inotify_merge(): same wd, mask and name, the
  * older one unread), dropped with the group's one %IN_Q_OVERFLOW event
@@ -45,14 +46,14 @@
  * every handler: ->exec then frees the events, and ->attach refuses a new
  * log once group->shutdown is set.
  *
- * Wakeups.  A writer wakes the group's wait queue only if somebody sleeps
- * on it (wq_has_sleeper()), so a reader that keeps reading is not written
- * to per event; kill_fasync() as stock, which reads one pointer when
- * nobody asked for SIGIO.  Epoll keeps an entry on the wait queue, so it
- * is woken on every event, as stock.  The lost-wakeup argument is in
- * inotify_oplog_sync_locked().
+ * Wakeups.  A writer wakes the group's wait queue only if somebody sleeps on it
+ * (wq_has_sleeper()), so a reader that keeps reading is not written to per
+ * event; kill_fasync() as the locked queue does, which reads one pointer when
+ * nobody asked for SIGIO.  Epoll keeps an entry on the wait queue, so it is
+ * woken on every event, as with the locked queue.  The lost-wakeup argument is
+ * in inotify_oplog_sync_locked().
  *
- * fanotify keeps the stock queue: its permission events wait for an
+ * fanotify keeps the locked queue: its permission events wait for an
  * answer and its merge looks at a hash of queued events, not the tail.
  *
  * The switch: inotify_oplog=on|off on the command line and
@@ -60,7 +61,7 @@
  * of the type are in /sys/kernel/debug/oplog/inotify/stats.  The default
  * is on only where OpLog's clock is the TSC: its fallback, a global
  * sequence counter, would make every event of every group write one
- * shared cache line, worse than the stock queue's per-group lock.
+ * shared cache line, worse than the locked queue's per-group lock.
  *
  * Lock order: group->notification_lock (the OpLog object lock), then
  * OpLog's per-CPU cache and log locks.  A writer holds no fsnotify lock
@@ -110,11 +111,11 @@ static spinlock_t *inotify_oplog_lock(struct oplog_obj *obj)
 }
 
 /*
- * Apply one logged event, notification_lock held: what the stock
+ * Apply one logged event, notification_lock held: what
  * fsnotify_add_event() does, without its wakeup (the writer did that when
  * it queued).  An event that is coalesced, lost to overflow, or arrives
  * after shutdown is freed here, as inotify_handle_inode_event() frees it
- * on the stock path; it was never on the queue, so fsnotify_destroy_event()
+ * on the locked path; it was never on the queue, so fsnotify_destroy_event()
  * (which would take notification_lock to check) is not needed.
  */
 static void inotify_oplog_exec(struct oplog_obj *obj, struct oplog_op *op)
@@ -146,8 +147,8 @@ static const struct oplog_type_ops inotify_oplog_ops = {
  * applies itself when it holds 1024 events, eight times the thesis's
  * default: when the writers outpace the reader, a full log makes its
  * writer apply every CPU's events under notification_lock, which is the
- * stock queue's contention again, so a full log must be rare.  The events
- * are the group's (charged to its memcg), as stock queues up to
+ * locked queue's contention again, so a full log must be rare.  The events
+ * are the group's (charged to its memcg), as the locked queue holds up to
  * max_queued_events (16384 by default) of them.
  */
 #define INOTIFY_OPLOG_MAX_LEN	1024
@@ -185,14 +186,14 @@ static void inotify_oplog_wake(struct fsnotify_group *group)
  * once when no log can be had.  Then wakes a sleeping reader.
  *
  * Context: task context (OpLog's per-CPU locks are not interrupt-safe; the
- * stock queue's notification_lock is not either, so inotify events come
+ * locked queue's notification_lock is not either, so inotify events come
  * from task context only: a caller in another context is a bug, warned
- * about once, and its event takes the stock path unordered with the
+ * about once, and its event takes the locked path unordered with the
  * logged ones); under fsnotify_mark_srcu or group->mark_mutex
  * (IN_IGNORED), as inotify_handle_inode_event().  Does not sleep.
  * Return: true if @event belongs to OpLog now; false if the group is
  * shutting down (->attach refused), and the caller must queue @event the
- * stock way, which drops it on shutdown.
+ * locked way, which drops it on shutdown.
  */
 bool __inotify_oplog_queue(struct fsnotify_group *group,
 			   struct inotify_event_info *event)
@@ -252,7 +253,7 @@ void inotify_oplog_sync_locked(struct fsnotify_group *group)
  *
  * Applies every logged event in timestamp order and detaches every CPU's
  * log of @group (oplog_flush()).  Called where an event must not overtake
- * the logged ones (the stock path with the switch off, an overflow on
+ * the logged ones (the locked path with the switch off, an overflow on
  * allocation failure) and on group release, where the events are freed
  * (the group is shut down) and no log may outlive the group.
  *
@@ -277,16 +278,16 @@ __setup("inotify_oplog=", inotify_oplog_setup);
 
 /**
  * inotify_oplog_switch() - turn the per-CPU inotify queues on or off
- * @on: true to queue new events on per-CPU logs, false for the stock queue
+ * @on: true to queue new events on per-CPU logs, false for the locked queue
  *
- * Off: new events take the stock path, which first flushes a group that
+ * Off: new events take the locked path, which first flushes a group that
  * still has logs (inotify_oplog_queue()), so no event overtakes a logged
  * one; synchronize_srcu() waits for the handlers under fsnotify_mark_srcu
  * that saw the switch on, and oplog_type_drain() applies and detaches
  * every log left.  An IN_IGNORED handler runs under the group's
  * mark_mutex, not the srcu, and may still attach a log after the drain;
  * that log is applied by the group's readers and flushed by its next
- * stock-path event or its release, like any other.  Readers look at the
+ * locked-path event or its release, like any other.  Readers look at the
  * logs whenever a group has one, whatever the switch says.
  *
  * Context: process context, sleeps; no fsnotify lock held.

@@ -49,7 +49,7 @@ static inline bool inotify_oplog_maybe_logged(struct fsnotify_group *group)
  *
  * With the switch on, hands @event to __inotify_oplog_queue().  With it
  * off, makes sure no event logged before is overtaken by @event, which the
- * caller then queues the stock way.
+ * caller then queues the locked way.
  *
  * Context: as inotify_handle_inode_event().
  * Return: true if @event belongs to OpLog now (logged, queued or freed);

@@ -249,7 +249,7 @@ static inline int rmap_oplog_lock_unlink(struct address_space *mapping,
  * @mapping: the address space
  * @parent: the VMA that the caller inserts after, or NULL
  *
- * For fork's stock insert (vma_interval_tree_insert_after()) and
+ * For fork's locked insert (vma_interval_tree_insert_after()) and
  * vma_link_file() (@parent NULL): takes i_mmap_rwsem for write and, only
  * if @parent's own insert is still logged, puts @parent into the tree, as
  * rmap_oplog_lock_vmas() does, leaving every CPU's log attached.  Nothing
