@@ -38,7 +38,9 @@
  *
  * Readers.  read(), poll() (hence epoll and select) and FIONREAD lock the
  * queue with inotify_oplog_lock_queue(), which applies the logs when the
- * queue is empty (read, poll) or always (FIONREAD: the exact byte count).
+ * queue holds at most one event (read, poll: an event logged while an
+ * identical one is unread at the tail merges into it, as on the locked
+ * queue) or always (FIONREAD: the exact byte count).
  * Writers keep appending to their logs meanwhile (section 10.2's
  * concurrent synchronize): a synchronize applies what was stamped before
  * its cutoff and leaves the rest.  Group release (free_group_priv) flushes

@@ -70,10 +70,14 @@ static inline bool inotify_oplog_queue(struct fsnotify_group *group,
  * @group: the inotify group
  * @exact: apply every logged event even if the queue is not empty (FIONREAD)
  *
- * Takes group->notification_lock.  If the queue is empty (or @exact), the
- * events logged on every CPU are applied to it first, in timestamp order.
- * The queue holds the oldest events, a prefix of all of them, so a reader
- * that finds it non-empty may read it without looking at the logs.
+ * Takes group->notification_lock.  If the queue holds at most one event
+ * (or @exact), the events logged on every CPU are applied to it first, in
+ * timestamp order.  The queue holds the oldest events, a prefix of all of
+ * them, so a reader that finds two or more may read the head without
+ * looking at the logs.  A reader about to take the last one, the tail,
+ * applies the logs first: an identical event logged while the tail was
+ * unread merges into it (inotify_merge() looks at the tail only), as it
+ * would have on the locked queue.
  *
  * Context: process context; not with notification_lock held.
  */
@@ -82,7 +86,7 @@ static inline void inotify_oplog_lock_queue(struct fsnotify_group *group,
 	__acquires(&group->notification_lock)
 {
 	spin_lock(&group->notification_lock);
-	if ((exact || fsnotify_notify_queue_is_empty(group)) &&
+	if ((exact || group->q_len <= 1) &&
 	    inotify_oplog_maybe_logged(group))
 		inotify_oplog_sync_locked(group);
 }

@@ -1014,7 +1014,9 @@ TEST_F_TIMEOUT(inotify, per_file_order, 120)
  * another CPU (a merge that only looks at the local CPU's log); a merge
  * with an identical event that is not the tail (A, B, A must stay three
  * events: a per-CPU log's own tail is not the queue's tail), or with one
- * already read (the new event would be lost).
+ * already read (the new event would be lost); an event logged while an
+ * identical one waits unread at the tail of the queue and not merged
+ * into it (a reader that applies the logs only to an empty queue).
  */
 TEST_F(inotify, coalescing)
 {
@@ -1066,6 +1068,27 @@ TEST_F(inotify, coalescing)
 			ASSERT_EQ(1, pwrite(fa, "x", 1, 0));
 		ASSERT_LE(0, drain_log(fd, &l));
 		ASSERT_EVENTS(&l, "A after a read", { wa, IN_MODIFY });
+	}
+
+	/*
+	 * The first event in the queue (FIONREAD applied it), an identical
+	 * one logged after it, from this CPU and then from the other: one
+	 * each time, as on the locked queue, which merges into the unread
+	 * tail.
+	 */
+	for (i = 0; i < 2; i++) {
+		int n;
+
+		ASSERT_EQ(0, pin(c0));
+		ASSERT_EQ(1, pwrite(fa, "x", 1, 0));
+		ASSERT_EQ(0, ioctl(fd, FIONREAD, &n));
+		ASSERT_LT(0, n);
+		ASSERT_EQ(0, pin(i ? c1 : c0));
+		ASSERT_EQ(1, pwrite(fa, "x", 1, 0));
+		ASSERT_LE(0, drain_log(fd, &l));
+		snprintf(why, sizeof(why), "A queued, A logged on cpu %d",
+			 i ? c1 : c0);
+		ASSERT_EVENTS(&l, why, { wa, IN_MODIFY });
 	}
 
 	/* Identical events from two CPUs, unread: one. */
