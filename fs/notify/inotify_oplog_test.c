@@ -264,6 +264,28 @@ static void inotify_oplog_test_merge(struct kunit *test)
 }
 
 /*
+ * An event logged while an identical one waits unread at the tail of the
+ * queue merges into it when the reader takes that tail: the reader applies
+ * the logs first (inotify_oplog_lock_queue() with one event queued), as the
+ * locked queue merged it on arrival.  Nothing is left to read afterwards.
+ */
+static void inotify_oplog_test_merge_tail(struct kunit *test)
+{
+	struct iot *t = test->priv;
+	unsigned int a = t->cpus[0], b = t->cpus[t->nr_cpus - 1];
+	struct fsnotify_group *group = iot_group(test, 1024);
+	int wd[4];
+	u32 mask[4];
+
+	iot_add_on(test, a, group, 1, IN_MODIFY);
+	KUNIT_EXPECT_EQ(test, iot_snapshot(group, wd, mask, 4), 1);
+	iot_add_on(test, b, group, 1, IN_MODIFY);
+	iot_read(test, group, 1);
+	KUNIT_EXPECT_EQ(test, iot_snapshot(group, wd, mask, 4), 0);
+	fsnotify_destroy_group(group);
+}
+
+/*
  * Overflow is decided at apply time: with room for 4 events, 7 queued on
  * several CPUs leave the first 4 and one IN_Q_OVERFLOW where the fifth was
  * lost.  After 2 are read, one more fits; the next is lost without a
@@ -388,6 +410,7 @@ static void inotify_oplog_test_hotplug(struct kunit *test)
 static struct kunit_case inotify_oplog_test_cases[] = {
 	KUNIT_CASE(inotify_oplog_test_order),
 	KUNIT_CASE(inotify_oplog_test_merge),
+	KUNIT_CASE(inotify_oplog_test_merge_tail),
 	KUNIT_CASE(inotify_oplog_test_overflow),
 	KUNIT_CASE(inotify_oplog_test_full_log),
 	KUNIT_CASE(inotify_oplog_test_release),
