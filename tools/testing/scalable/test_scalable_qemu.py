@@ -288,6 +288,7 @@ class ProgressTest(unittest.TestCase):
 	def test_boot_timeout(self):
 		with mock.patch.dict(os.environ, {'BOOT_TIMEOUT': '', 'SMP': '2'}):
 			self.assertEqual(Q.boot_timeout('release', 'test'), 900)
+			self.assertEqual(Q.boot_timeout('release', 'test'), schedule.TEST_TIMEOUT_S)
 			self.assertEqual(Q.boot_timeout('debug', 'test'), 2700)
 			self.assertEqual(Q.boot_timeout('release', 'quick'),
 					 schedule.timeout('quick', 2, 'release'))
