@@ -13,7 +13,8 @@
 # Parameters come from the kernel command line as environment variables
 # (the kernel hands unknown "name=value" words to init); those of the
 # kselftest run (scalable_mode, scalable_cpus, scalable_own,
-# scalable_upstream, scalable_tests, scalable_ast_bench, scalable_soak) are
+# scalable_upstream, scalable_tests, scalable_ast_bench, scalable_soak,
+# scalable_exclude, scalable_upstream_off) are
 # described in kselftests.sh (here /kselftests.sh), which runs the tests
 # for this script and for the native run_scalable.sh of make selftests-tar.
 # This script keeps the guest's own parts:

@@ -30,6 +30,9 @@
 #   scalable_exclude comma list of upstream collection:test entries not to
 #                    run (make deb-test: stock races of a distribution
 #                    config); the host counts them as not run
+#   scalable_upstream_off  1: run the upstream collections an extra time
+#                    first, with every series switch off (make test's
+#                    release boot; upstream_pass_off below)
 
 # Benchmark durations per mode (KSELFTEST_<PROGRAM>_ARGS, which the
 # kselftest runner passes to each program), and the runner's per-test
@@ -124,6 +127,76 @@ rmap_oplog_state() {
 		'logged\|absorbed_local\|absorbed_global\|applied'
 }
 
+# The series' run-time switches, each <debugfs>/<name>/enabled, where
+# <debugfs> is $debugfs or /sys/kernel/debug (the unit tests point it
+# elsewhere).
+SCALABLE_SWITCHES="dcache_oplog rmap_oplog inotify_oplog"
+
+# Write $1 to switch $2 and read it back.  A failure prints "switch write
+# failed: ..." (the host fails the boot on it) and returns 1.
+switch_write() {
+	sw_f=${debugfs:-/sys/kernel/debug}/$2/enabled
+	if ! { echo "$1" > "$sw_f"; } 2>/dev/null || [ "$(cat "$sw_f" 2>/dev/null)" != "$1" ]; then
+		say "switch write failed: $2: wrote $1 to $sw_f, it reads" \
+			"'$(cat "$sw_f" 2>/dev/null)'"
+		return 1
+	fi
+}
+
+# Every switch as name=value words (value empty where it cannot be read).
+switch_states() {
+	sw_w=""
+	for sw_s in $SCALABLE_SWITCHES; do
+		sw_w="$sw_w${sw_w:+ }$sw_s=$(cat "${debugfs:-/sys/kernel/debug}/$sw_s/enabled" 2>/dev/null)"
+	done
+	echo "$sw_w"
+}
+
+# scalable_upstream_off=1: the upstream collections (the runner's
+# arguments in $1) once with every series switch off, before the normal
+# run, so that the host can compare the two passes result by result (the
+# kernel patches claim the upstream tests give the same results either
+# way).  The pass's TAP lies in $out between the lines "# SCALABLE:
+# upstream pass off begin" and "# SCALABLE: upstream pass off end", where
+# the host cuts it out before it parses the normal pass
+# (scalable_parser.split_upstream_off()).  Every switch is written back to
+# the value it had (1 in make test's release boot), checked: the normal
+# pass runs as it would without this one.  The pass is not run when a
+# switch does not turn off; the host then finds it missing.
+upstream_pass_off() {
+	sw_saved=""
+	for sw_s in $SCALABLE_SWITCHES; do
+		sw_v=$(cat "${debugfs:-/sys/kernel/debug}/$sw_s/enabled" 2>/dev/null)
+		case $sw_v in
+		0|1) sw_saved="$sw_saved $sw_s=$sw_v" ;;
+		*)
+			say "switch write failed: $sw_s: cannot read" \
+				"${debugfs:-/sys/kernel/debug}/$sw_s/enabled"
+			say "upstream pass off not run: a switch cannot be read"
+			return 1 ;;
+		esac
+	done
+	sw_ok=1
+	for sw_s in $SCALABLE_SWITCHES; do
+		switch_write 0 "$sw_s" || sw_ok=0
+	done
+	if [ $sw_ok = 1 ]; then
+		say "upstream pass off switches: $(switch_states)"
+		say "upstream pass off begin"
+		# shellcheck disable=SC2086
+		./run_kselftest.sh -o "$tmo" $1 >> "$out" 2>&1
+		say "kselftest upstream off rc=$?"
+		say "upstream pass off end"
+	else
+		say "upstream pass off not run: a switch did not turn off"
+	fi
+	for sw_sv in $sw_saved; do
+		switch_write "${sw_sv#*=}" "${sw_sv%%=*}" || sw_ok=0
+	done
+	say "upstream pass on switches: $(switch_states)"
+	[ $sw_ok = 1 ]
+}
+
 # The series' own kselftests first, then the upstream ones: the runner
 # would take the collections in alphabetical order, and the upstream tests
 # must run after stat_bench and dcache_oplog_test, which flip the dentry
@@ -132,6 +205,8 @@ rmap_oplog_state() {
 # references during the upstream tests.  Each run prints its own TAP plan
 # per collection.  The reverse-map OpLog likewise ("rmap_oplog" markers):
 # the upstream mm programs must run with its switch on and log inserts.
+# With scalable_upstream_off=1 the upstream collections run once more
+# before, with the switches off (upstream_pass_off()).
 scalable_kselftests() {
 	: "${out:?kselftests.sh: the caller sets out}"
 	if [ "$scalable_upstream" = none ]; then
@@ -173,6 +248,7 @@ scalable_kselftests() {
 		done
 		# shellcheck disable=SC2086
 		say "upstream selftests:" $upstream
+		[ "${scalable_upstream_off:-0}" = 1 ] && upstream_pass_off "$cols"
 		say "dcache_oplog before: $(dcache_oplog_state)"
 		say "rmap_oplog before: $(rmap_oplog_state)"
 		# shellcheck disable=SC2086

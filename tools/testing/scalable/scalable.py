@@ -64,10 +64,11 @@ def cmd_build(args):
 		build_kernel(fl)
 
 
-def boot_and_judge(flavour, mode, smp, logdir, cpus=None):
+def boot_and_judge(flavour, mode, smp, logdir, cpus=None, upstream_off=False):
 	src = os.path.join(common.BUILD, 'src', 'linux')
 	obj = os.path.join(common.BUILD, flavour)
-	b = boot(obj, flavour, smp, mode, logdir, boot_timeout(flavour, mode), cpus=cpus)
+	b = boot(obj, flavour, smp, mode, logdir, boot_timeout(flavour, mode), cpus=cpus,
+		 upstream_off=upstream_off)
 	ok, problems, summary = analyze(src, b, logdir)
 	verdict = 'PASS' if ok else 'FAIL'
 	log('%s: %s in %.0f s' % (b['name'], verdict, b['seconds']))
@@ -289,7 +290,9 @@ def cmd_test(args):
 	if not args.no_harness_check:
 		results.append(('harness self-check', harness_selfcheck(logdir)))
 	for fl in flavours:
-		ok, summary = boot_and_judge(fl, 'test', smp, logdir)
+		# The release boot also runs the upstream kselftests with the
+		# series' switches off, and compares (scalable_upstream_off=1).
+		ok, summary = boot_and_judge(fl, 'test', smp, logdir, upstream_off=fl == 'release')
 		results.append((fl, ok))
 		summaries.append(summary)
 	if 'release' in flavours and not args.no_trace:

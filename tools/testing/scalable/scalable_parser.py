@@ -3,8 +3,10 @@
 # Reading what a boot left: kernel splats on the console, the KTAP of the
 # KUnit suites (through the tree's own tools/testing/kunit/kunit.py parse),
 # the kselftest TAP 13 of run_kselftest.sh with its nested subtests, the
-# benchmarks' RESULT lines and OpLog statistics, and the dentry OpLog
-# counters that init.sh prints; analyze() judges one boot from them.
+# benchmarks' RESULT lines and OpLog statistics, the dentry OpLog
+# counters that init.sh prints, and the upstream kselftests' pass with the
+# series' switches off against their normal pass; analyze() judges one
+# boot from them.
 
 import json
 import os
@@ -337,6 +339,153 @@ def parse_kselftest(text):
 	return {'plan': plan, 'blocks': blocks, 'top': top, 'sub': sub}
 
 
+# scalable_upstream_off=1 (make test's release boot): kselftests.sh's
+# upstream_pass_off() runs the upstream collections once with every series
+# switch off, before the normal pass, between these lines of the TAP; it
+# prints the switches after turning them off and after writing them back,
+# and a line for every switch write that failed.
+UPSTREAM_OFF_BEGIN = '# SCALABLE: upstream pass off begin'
+UPSTREAM_OFF_END = '# SCALABLE: upstream pass off end'
+SWITCH_FAILED = 'SCALABLE: switch write failed:'
+SWITCHES = ('dcache_oplog', 'rmap_oplog', 'inotify_oplog')
+
+
+def upstream_off_asked(append):
+	"""Whether command line @append runs the off pass: scalable_upstream_off=1
+	on a boot that runs upstream collections."""
+	words = (append or '').split()
+	return 'scalable_upstream_off=1' in words and 'scalable_upstream=none' not in words
+
+
+def split_upstream_off(tap):
+	"""(@tap without the off pass, the off pass's TAP or None, whether it ended).
+
+	The off pass is what lies between UPSTREAM_OFF_BEGIN and
+	UPSTREAM_OFF_END, marker lines included; one with no end (the guest
+	stopped in it) runs to the end of @tap.  The rest is what the TAP of
+	a boot without the off pass would be, parsed as such.
+	"""
+	line = r'^%s[ \t\r]*(?:\n|\Z)'
+	begin = re.search(line % re.escape(UPSTREAM_OFF_BEGIN), tap, re.M)
+	if not begin:
+		return tap, None, False
+	end = re.compile(line % re.escape(UPSTREAM_OFF_END), re.M).search(tap, begin.end())
+	if not end:
+		return tap[:begin.start()], tap[begin.end():], False
+	return tap[:begin.start()] + tap[end.end():], tap[begin.end():end.start()], True
+
+
+def result_word(t):
+	"""A parse_kselftest() result as the comparison names it."""
+	return 'skip' if t['skip'] else 'ok' if t['ok'] else 'not ok'
+
+
+def upstream_results(kst):
+	"""{collection:program: (result, [(subtest name, result)])} of the
+	upstream programs of parse_kselftest() @kst, in run order; a result is
+	result_word()'s."""
+	progs = {}
+	for t in kst['top']:
+		if t['target'] != 'scalable':
+			progs['%s:%s' % (t['target'], t['program'])] = (result_word(t), [])
+	for t in kst['sub']:
+		key = '%s:%s' % (t['target'], t['program'])
+		if key in progs:
+			progs[key][1].append((t['name'] or t['reason'], result_word(t)))
+	return progs
+
+
+def compare_upstream_passes(off, on):
+	"""Problems where the off pass @off and the normal pass @on differ, and
+	{'tests': N, 'subtests': M} compared.
+
+	@off, @on: upstream_results().  Per collection:program, the top-level
+	result and every subtest's, by position (a subtest's name may differ
+	between the passes: openat2's name a /proc/<pid> path); a program or a
+	subtest that only one pass reported differs from "missing".
+	"""
+	problems = []
+	n = m = 0
+	for prog in list(on) + [p for p in off if p not in on]:
+		a, b = off.get(prog), on.get(prog)
+		if a is None or b is None:
+			problems.append('upstream kselftests differ with the switches off and on: %s: '
+					'off: %s, on: %s' % (prog, a[0] if a else 'missing',
+							      b[0] if b else 'missing'))
+			continue
+		n += 1
+		if a[0] != b[0]:
+			problems.append('upstream kselftests differ with the switches off and on: %s: '
+					'off: %s, on: %s' % (prog, a[0], b[0]))
+		for i in range(max(len(a[1]), len(b[1]))):
+			sa = a[1][i] if i < len(a[1]) else None
+			sb = b[1][i] if i < len(b[1]) else None
+			m += 1
+			if sa and sb and sa[1] == sb[1]:
+				continue
+			problems.append('upstream kselftests differ with the switches off and on: %s '
+					'subtest %d (%s): off: %s, on: %s' %
+					(prog, i + 1, (sb or sa)[0], sa[1] if sa else 'missing',
+					 sb[1] if sb else 'missing'))
+	return problems, {'tests': n, 'subtests': m}
+
+
+def switch_words(console, when):
+	"""{switch: value} of the guest's "upstream pass @when switches:" line."""
+	m = re.search(r'^SCALABLE: upstream pass %s switches:(.*)$' % when, console, re.M)
+	if not m:
+		return None
+	return dict(w.partition('=')[::2] for w in m.group(1).split())
+
+
+def check_switch_writes(console):
+	"""Problems: every "switch write failed" line of the guest."""
+	return ['switch write failed: ' + line[len(SWITCH_FAILED):].strip()
+		for line in console.splitlines() if line.startswith(SWITCH_FAILED)]
+
+
+def check_upstream_off(console, tap, append):
+	"""The off pass of a boot with command line @append: (problems, summary).
+
+	@tap is the boot's whole TAP.  Where the boot asked for the off pass
+	(upstream_off_asked()), it must be there and complete, the switches
+	must read 0 in it and be back on (or off where the command line says
+	<switch>=off) after it, and its results must be the normal pass's
+	(compare_upstream_passes()); summary is then {'tests', 'subtests',
+	'identical'}, else None.
+	"""
+	problems = []
+	if not upstream_off_asked(append):
+		return problems, None
+	normal, off, ended = split_upstream_off(tap)
+	if off is None:
+		return problems + ['upstream kselftests with the switches off: no "%s" line in the '
+				   'TAP: the pass did not run (scalable_upstream_off=1)' %
+				   UPSTREAM_OFF_BEGIN], None
+	if not ended:
+		problems.append('upstream kselftests with the switches off: no "%s" line: the pass '
+				'did not finish' % UPSTREAM_OFF_END)
+	words = (append or '').split()
+	for when, want in (('off', lambda s: '0'),
+			   ('on', lambda s: '0' if '%s=off' % s in words else '1')):
+		got = switch_words(console, when) or {}
+		for s in SWITCHES:
+			if got.get(s) != want(s):
+				problems.append('upstream kselftests with the switches off: %s read %r %s the '
+						'off pass, expected %s' %
+						(s, got.get(s), 'in' if when == 'off' else 'after',
+						 want(s)))
+	off_kst = parse_kselftest(off)
+	for blk in off_kst['blocks']:
+		if blk['results'] != blk['plan']:
+			problems.append('upstream kselftests with the switches off: plan 1..%d but %d '
+					'results' % (blk['plan'], blk['results']))
+	diff, counts = compare_upstream_passes(upstream_results(off_kst),
+					       upstream_results(parse_kselftest(normal)))
+	problems += diff
+	return problems, dict(counts, identical=not diff)
+
+
 def boot_exclusions(append):
 	"""{test: why} of the scalable_exclude= word of a kernel command line."""
 	m = re.search(r'(?:^|\s)scalable_exclude=(\S+)', append or '')
@@ -558,7 +707,14 @@ def analyze(src, b, logdir, expect_done=True):
 		problems += check_kunit_suites(kunit.get('cases', {}), series_kunit_suites())
 	if expect_done:
 		problems += check_kmemleak(con, b.get('append', ''))
-	kst = parse_kselftest(b['tap_text'])
+	# The off pass (scalable_upstream_off=1) is judged on its own; the rest
+	# of the TAP is what a boot without it would print.
+	tap = split_upstream_off(b['tap_text'])[0]
+	off_problems, upstream_off = check_upstream_off(con, b['tap_text'], b.get('append', ''))
+	problems += check_switch_writes(con)
+	if expect_done:
+		problems += off_problems
+	kst = parse_kselftest(tap)
 	oplog = parse_dcache_oplog(con)
 	rmap = parse_dcache_oplog(con, 'rmap_oplog')
 	if expect_done:
@@ -585,7 +741,7 @@ def analyze(src, b, logdir, expect_done=True):
 			problems += check_dcache_oplog(oplog, b.get('append', ''))
 			problems += check_rmap_oplog(rmap, b.get('append', ''),
 						     any(r['target'] == 'mm' for r in kst['top']))
-	results = parse_results(b['tap_text'])
+	results = parse_results(tap)
 	if expect_done:
 		# A boot that runs only some of the series' kselftests
 		# (scalable_tests=: diagnostic boots, make soak) runs no sweep.
@@ -594,10 +750,10 @@ def analyze(src, b, logdir, expect_done=True):
 		for bench in common.BENCHMARKS if own else ():
 			if not any(r['bench'] == bench for r in results):
 				problems.append('benchmark %s printed no RESULT line' % bench)
-	problems += check_results(results, parse_oplog_stats(b['tap_text']))
+	problems += check_results(results, parse_oplog_stats(tap))
 	if expect_done and b.get('schedule'):
 		ast = [a.split('=', 1)[1] for a in args if a.startswith('scalable_ast_bench=')]
-		problems += schedule.plan_problems(b['tap_text'], b['mode'], b['smp'], b.get('cpus'),
+		problems += schedule.plan_problems(tap, b['mode'], b['smp'], b.get('cpus'),
 						   ast[0] if ast else None)
 	for t in kst['top']:
 		if not t['ok']:
@@ -625,6 +781,7 @@ def analyze(src, b, logdir, expect_done=True):
 		   'expected_skips': expected_skips,
 		   'dcache_oplog': oplog,
 		   'rmap_oplog': rmap,
+		   'upstream_off': upstream_off,
 		   'kcsan_stock': [{'title': r['title'], 'where': r['where']}
 				   for r in races['stock']],
 		   'results': results,

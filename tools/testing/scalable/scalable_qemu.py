@@ -181,7 +181,8 @@ def tcg_tsc_param(accel):
 
 
 def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None,
-	 extra_qemu_args=(), accel=None, extra_append='', tag='', initrd=None):
+	 extra_qemu_args=(), accel=None, extra_append='', tag='', initrd=None,
+	 upstream_off=False):
 	"""Boot once; return dict with console and tap logs and how it ended.
 
 	@extra_qemu_args are appended to the QEMU command line (qemu_cmd()).
@@ -189,7 +190,11 @@ def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None,
 	None detects it (kvm_works(), which honours ACCEL).
 	@extra_append is added to the kernel command line, and @tag to the
 	names of the logs (e.g. "trace" for the tracer's boots).  @initrd
-	boots another initramfs than @obj's (qemu_cmd()).
+	boots another initramfs than @obj's (qemu_cmd()).  @upstream_off
+	(make test's release boot) adds scalable_upstream_off=1: the guest
+	runs the upstream kselftests once more, first, with the series'
+	switches off, and the host compares the two passes
+	(scalable_parser.check_upstream_off()).
 	"""
 	os.makedirs(logdir, exist_ok=True)
 	# KERNEL_ARGS: extra kernel command-line words, e.g. dcache_oplog=off to
@@ -207,6 +212,8 @@ def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None,
 		append += ' scalable_cpus=' + cpus
 	if flavour == 'debug':
 		append += ' kmemleak=on'
+	if upstream_off:
+		append += ' scalable_upstream_off=1'
 	if extra_append:
 		append += ' ' + extra_append
 	if kargs:
@@ -334,12 +341,14 @@ def boot_timeout(flavour, mode):
 
 	make run's modes (quick, full) get their schedule times
 	scalable_schedule.MARGIN (the benchmarks sweep 1..SMP workers, or
-	CPUS); a checking boot (test) gets 900 s, three times that in the debug
-	kernel and twice in the KCSAN kernel.
+	CPUS); a checking boot (test) gets scalable_schedule.TEST_TIMEOUT_S
+	(900 s, which make test's release boot with its upstream pass with the
+	switches off fits: test_scalable_schedule.py), three times that in the
+	debug kernel and twice in the KCSAN kernel.
 	"""
 	forced = env_int('BOOT_TIMEOUT', 0)
 	if forced:
 		return forced
 	if mode == 'test':
-		return 900 * schedule.FLAVOUR_FACTOR.get(flavour, 1)
+		return schedule.TEST_TIMEOUT_S * schedule.FLAVOUR_FACTOR.get(flavour, 1)
 	return schedule.timeout(mode, default_smp(), flavour, os.environ.get('CPUS'))

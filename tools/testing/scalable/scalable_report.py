@@ -192,6 +192,11 @@ def markdown(report):
 					  '%s %d -> %d (+%d)' % (k, b[k], a[k], a[k] - b[k])
 					  for k in ('hits', 'misses', 'syncs', 'flushes')
 					  if k in a and k in b))
+		both = s.get('upstream_off')
+		if both:
+			md.append('- upstream kselftests with switches off and on: %d tests, %d subtests, '
+				  '%s' % (both['tests'], both['subtests'],
+					  'identical' if both['identical'] else 'DIFFERENT (below)'))
 		md += kcsan_lines(s.get('kcsan_stock', []))
 		md.append('- console: `%s`, TAP: `%s`' % (s['console'], s['tap']))
 		if s['problems']:

@@ -82,6 +82,12 @@ COSTS = {
 	'upstream:tmpfs': 1, 'upstream:mm': 7,
 }
 
+# A checking boot's timeout (MODE=test; scalable_qemu.boot_timeout(),
+# times FLAVOUR_FACTOR), a fixed one: test_scalable_schedule.py checks that
+# the release boot of make test, the upstream pass with the switches off
+# included, fits it with MARGIN to spare.
+TEST_TIMEOUT_S = 900
+
 BENCH_DEFAULTS = {'w': 1000, 'm': 5000, 'r': 3}
 QUICK = {'w': 100, 'm': 400, 'r': 2}
 
@@ -195,13 +201,17 @@ def bench_plan(prog, argv, smp):
 	return modes, cs, o['r'], window, secs
 
 
-def schedule(mode, smp, cpus=None, tests=None, upstream=None, ast_bench=None):
+def schedule(mode, smp, cpus=None, tests=None, upstream=None, ast_bench=None,
+	     upstream_off=False):
 	"""The boot's work in run order: [(item, seconds)], release kernel, TCG.
 
 	Items are 'boot', each program of the series' collection, each
 	upstream collection ('upstream:<target>'), and 'end'.  @tests: the
 	series' programs to run (None: all; () none), @upstream likewise the
-	upstream collections; @ast_bench as for bench_env().
+	upstream collections; @ast_bench as for bench_env().  @upstream_off
+	(scalable_upstream_off=1): the upstream collections run once more
+	before their normal pass, with the series' switches off, each an
+	'upstream-off:<target>' item that costs what its normal pass does.
 	"""
 	args, _ = bench_env(mode, cpus, ast_bench)
 	items = [('boot', COSTS['boot'])]
@@ -211,9 +221,10 @@ def schedule(mode, smp, cpus=None, tests=None, upstream=None, ast_bench=None):
 				items.append((p, bench_plan(p, args.get(p, []), smp)[4]))
 			else:
 				items.append((p, COSTS[p]))
-	for t in sorted(common.SELFTEST_TARGETS):
-		if t != 'scalable' and (upstream is None or t in upstream):
-			items.append(('upstream:' + t, COSTS['upstream:' + t]))
+	cols = [t for t in sorted(common.SELFTEST_TARGETS)
+		if t != 'scalable' and (upstream is None or t in upstream)]
+	for prefix in ('upstream-off:', 'upstream:') if upstream_off else ('upstream:',):
+		items += [(prefix + t, COSTS['upstream:' + t]) for t in cols]
 	items.append(('end', COSTS['end']))
 	return items
 
@@ -238,16 +249,18 @@ def boot_schedule(mode, smp, cpus, append):
 	if 'scalable_upstream' in words:
 		v = words['scalable_upstream']
 		upstream = () if v == 'none' else tuple(v.split(','))
-	return schedule(mode, smp, cpus, tests, upstream, words.get('scalable_ast_bench'))
+	return schedule(mode, smp, cpus, tests, upstream, words.get('scalable_ast_bench'),
+			words.get('scalable_upstream_off') == '1')
 
 
 def total(items):
 	return sum(s for _, s in items)
 
 
-def timeout(mode, smp, flavour='release', cpus=None):
+def timeout(mode, smp, flavour='release', cpus=None, upstream_off=False):
 	"""A boot's timeout in seconds: its schedule times MARGIN."""
-	return int(math.ceil(MARGIN * total(schedule(mode, smp, cpus)) *
+	return int(math.ceil(MARGIN * total(schedule(mode, smp, cpus,
+						     upstream_off=upstream_off)) *
 			     FLAVOUR_FACTOR.get(flavour, 1)))
 
 
@@ -302,6 +315,8 @@ class Progress:
 
 	START_RE = re.compile(r'^# selftests: (\S+): (\S+)$')
 	END_RE = re.compile(r'^(?:not )?ok \d+ selftests: (\S+): (\S+)')
+	# kselftests.sh's upstream_pass_off() (scalable_upstream_off=1)
+	OFF_RE = re.compile(r'^# SCALABLE: upstream pass off (begin|end)$')
 
 	def __init__(self, items, t0):
 		self.items = dict(items)
@@ -311,17 +326,24 @@ class Progress:
 		self.current = None
 		self.timeline = []
 		self.seen_upstream = set()
+		self.off = False
 
 	def key(self, col, prog):
-		return prog if col == 'scalable' else 'upstream:' + col
+		if col == 'scalable':
+			return prog
+		return ('upstream-off:' if self.off else 'upstream:') + col
 
 	def feed(self, line, now):
 		out = []
 		line = line.rstrip()
+		m = self.OFF_RE.match(line)
+		if m:
+			self.off = m.group(1) == 'begin'
+			return out
 		m = self.START_RE.match(line)
 		if m:
 			key = self.key(*m.groups())
-			if key.startswith('upstream:'):
+			if key.startswith('upstream'):
 				if key in self.seen_upstream:
 					return out
 				self.seen_upstream.add(key)
@@ -342,7 +364,7 @@ class Progress:
 			return out
 		m = self.END_RE.match(line)
 		if m and self.current and self.current[0] == self.key(*m.groups()) and \
-		   not self.current[0].startswith('upstream:'):
+		   not self.current[0].startswith('upstream'):
 			key, start = self.current
 			self.finish(now)
 			out.append('%s %s done in %s (scheduled %s)' %

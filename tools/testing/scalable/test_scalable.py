@@ -9,14 +9,18 @@
 #
 #   python3 tools/testing/scalable/test_scalable.py [-v]
 
+import argparse
 import ast
+import contextlib
 import glob
 import importlib
+import io
 import os
 import re
 import subprocess
 import sys
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -133,6 +137,27 @@ class DriverTest(unittest.TestCase):
 		r = self.cli('boot', 'fast')
 		self.assertEqual(r.returncode, 2)
 		self.assertIn("invalid choice: 'fast'", r.stderr)
+
+
+class MakeTestTest(unittest.TestCase):
+	def test_release_boot_runs_upstream_off(self):
+		"""make test: only the release boot runs the upstream kselftests with
+		the switches off too (scalable_upstream_off=1)."""
+		calls = []
+
+		def judge(fl, mode, smp, logdir, cpus=None, upstream_off=False):
+			calls.append((fl, mode, upstream_off))
+			return True, {}
+		args = argparse.Namespace(flavours=['release', 'debug', 'kcsan'], no_harness_check=True,
+					  no_trace=True, no_selftests_tar=True)
+		with mock.patch.object(scalable, 'cmd_build'), \
+		     mock.patch.object(scalable, 'boot_and_judge', side_effect=judge), \
+		     mock.patch.object(scalable, 'write_report'), \
+		     contextlib.redirect_stderr(io.StringIO()), \
+		     contextlib.redirect_stdout(io.StringIO()):
+			self.assertEqual(scalable.cmd_test(args), 0)
+		self.assertEqual(calls, [('release', 'test', True), ('debug', 'test', False),
+					 ('kcsan', 'test', False)])
 
 
 class WorkloadTest(unittest.TestCase):

@@ -3,8 +3,9 @@
 #
 # Unit tests of scalable_parser: the splat check, the kselftest TAP parser,
 # KUnit's counts, the skips against EXPECTED_SKIPS, the dentry OpLog
-# counters, the RESULT-line parser, the benchmarks' numbers and the
-# judgement of a boot.
+# counters, the upstream kselftests with the switches off and on (and the
+# guest's part of it, kselftests.sh, run with a stand-in runner), the
+# RESULT-line parser, the benchmarks' numbers and the judgement of a boot.
 
 import contextlib
 import io
@@ -129,6 +130,300 @@ SCALABLE: rmap_oplog before: enabled=1 logged=800 absorbed_local=300 absorbed_gl
 SCALABLE: kselftest upstream rc=0
 SCALABLE: rmap_oplog after: enabled=1 logged=950 absorbed_local=420 absorbed_global=410 applied=95
 """
+
+
+# The upstream pass of make test's release boot, cut from a real TAP log
+# (out/logs/release-smp2.tap.log; each collection's block kept whole where
+# short, its programs and subtests thinned, the plans made to fit): the
+# normal pass; REAL_OFF_PASS() makes the off pass of scalable_upstream_off=1
+# from it.  openat2's subtest 69 names a /proc/<pid> path, which differs
+# between any two runs.
+REAL_UPSTREAM = """\
+TAP version 13
+1..1
+# overriding timeout to 900
+# selftests: fchmodat2: fchmodat2_test
+# TAP version 13
+# 1..2
+# ok 1 fchmodat2(regfile)
+# ok 2 # SKIP fchmodat2(symlink)
+# # Totals: pass:1 fail:0 xfail:0 xpass:0 skip:1 error:0
+ok 1 selftests: fchmodat2: fchmodat2_test
+TAP version 13
+1..1
+# overriding timeout to 900
+# selftests: mm: mlock2-tests
+# TAP version 13
+# 1..3
+# ok 1 test_mlock_lock: Locked
+# ok 2 test_mlock_lock: Locked
+# ok 3 test_mlock_onfault: VMA marked for lock on fault
+# # Totals: pass:3 fail:0 xfail:0 xpass:0 skip:0 error:0
+ok 1 selftests: mm: mlock2-tests
+TAP version 13
+1..1
+# overriding timeout to 900
+# selftests: openat2: resolve_test
+# TAP version 13
+# 1..3
+# ok 1 [no_magiclinks] ordinary relative symlink gives path 'etc/passwd'
+# ok 2 [no_magiclinks] normal path to magic-link fails with -40 (Too many levels of symbolic links)
+# ok 3 [no_magiclinks] normal path to magic-link with O_NOFOLLOW gives path '/proc/3385/exe'
+# # Totals: pass:3 fail:0 xfail:0 xpass:0 skip:0 error:0
+ok 1 selftests: openat2: resolve_test
+TAP version 13
+1..2
+# overriding timeout to 900
+# selftests: proc: fd-001-lookup
+ok 1 selftests: proc: fd-001-lookup
+# overriding timeout to 900
+# selftests: proc: proc-fsconfig-hidepid
+ok 2 selftests: proc: proc-fsconfig-hidepid
+TAP version 13
+1..1
+# overriding timeout to 900
+# selftests: tmpfs: bug-link-o-tmpfile
+ok 1 selftests: tmpfs: bug-link-o-tmpfile
+"""
+
+# What the guest prints around the normal upstream pass (kselftests.sh).
+REAL_BEFORE = """\
+# SCALABLE: kselftest scalable rc=0
+# SCALABLE: upstream selftests: fchmodat2 mm openat2 proc tmpfs
+"""
+REAL_NORMAL = """\
+# SCALABLE: dcache_oplog before: enabled=1 hits=3265952 misses=16940 evictions=3121 syncs=6301 \
+flushes=6151 logs=4
+# SCALABLE: rmap_oplog before: enabled=1 logged=150901 absorbed_local=137583 \
+absorbed_global=4762 applied=8553
+""" + REAL_UPSTREAM + """\
+# SCALABLE: kselftest upstream rc=0
+# SCALABLE: dcache_oplog after: enabled=1 hits=10942649 misses=57325 evictions=3125 \
+syncs=32271 flushes=32120 logs=144
+"""
+
+
+def REAL_OFF_PASS(upstream=None):
+	"""The off pass's lines of the TAP, of @upstream (REAL_UPSTREAM, with
+	another pid in openat2's magic-link path)."""
+	if upstream is None:
+		upstream = REAL_UPSTREAM.replace('/proc/3385/exe', '/proc/2339/exe')
+	return ('# SCALABLE: upstream pass off switches: dcache_oplog=0 rmap_oplog=0 '
+		'inotify_oplog=0\n' + P.UPSTREAM_OFF_BEGIN + '\n' + upstream +
+		'# SCALABLE: kselftest upstream off rc=0\n' + P.UPSTREAM_OFF_END + '\n'
+		'# SCALABLE: upstream pass on switches: dcache_oplog=1 rmap_oplog=1 '
+		'inotify_oplog=1\n')
+
+
+def console_of(tap):
+	"""The console's SCALABLE lines of a TAP's "# SCALABLE: " lines."""
+	return ''.join(line[2:] + '\n' for line in tap.splitlines() if line.startswith('# SCALABLE: '))
+
+
+class UpstreamOffTest(unittest.TestCase):
+	"""scalable_upstream_off=1: the upstream collections with the switches
+	off, then on; the results must be identical."""
+
+	APPEND = 'scalable_mode=test scalable_inject=none scalable_kmemleak=0 scalable_upstream_off=1'
+
+	def check(self, tap, append=APPEND, console=None):
+		return P.check_upstream_off(console_of(tap) if console is None else console, tap,
+					    append)
+
+	def test_identical(self):
+		tap = REAL_BEFORE + REAL_OFF_PASS() + REAL_NORMAL
+		problems, summary = self.check(tap)
+		self.assertEqual(problems, [])
+		self.assertEqual(summary, {'tests': 6, 'subtests': 8, 'identical': True})
+
+	def test_split(self):
+		"""The normal pass parses as if the off pass had not run."""
+		tap = REAL_BEFORE + REAL_OFF_PASS() + REAL_NORMAL
+		normal, off, ended = P.split_upstream_off(tap)
+		self.assertEqual(normal, REAL_BEFORE + REAL_OFF_PASS().split(P.UPSTREAM_OFF_BEGIN)[0] +
+				 REAL_OFF_PASS().split(P.UPSTREAM_OFF_END + '\n')[1] + REAL_NORMAL)
+		self.assertTrue(ended)
+		self.assertIn('/proc/2339/exe', off)
+		self.assertNotIn('/proc/2339/exe', normal)
+		self.assertEqual(P.parse_kselftest(normal),
+				 P.parse_kselftest(REAL_BEFORE + REAL_NORMAL))
+		self.assertEqual(P.split_upstream_off(REAL_NORMAL), (REAL_NORMAL, None, False))
+		# the serial port's CR LF, as a file read in binary would keep them
+		crlf = tap.replace('\n', '\r\n')
+		self.assertTrue(P.split_upstream_off(crlf)[2])
+
+	def test_a_differing_subtest_fails(self):
+		off = REAL_UPSTREAM.replace('# ok 2 test_mlock_lock: Locked',
+					    '# not ok 2 test_mlock_lock: Locked')
+		problems, summary = self.check(REAL_BEFORE + REAL_OFF_PASS(off) + REAL_NORMAL)
+		self.assertEqual(problems, ['upstream kselftests differ with the switches off and on: '
+					    'mm:mlock2-tests subtest 2 (test_mlock_lock: Locked): '
+					    'off: not ok, on: ok'])
+		self.assertFalse(summary['identical'])
+		# a skip is not a pass either
+		off = REAL_UPSTREAM.replace('# ok 1 fchmodat2(regfile)',
+					    '# ok 1 # SKIP fchmodat2(regfile)')
+		problems, _ = self.check(REAL_BEFORE + REAL_OFF_PASS(off) + REAL_NORMAL)
+		self.assertEqual(problems, ['upstream kselftests differ with the switches off and on: '
+					    'fchmodat2:fchmodat2_test subtest 1 (fchmodat2(regfile)): '
+					    'off: skip, on: ok'])
+
+	def test_a_differing_or_missing_program_fails(self):
+		off = REAL_UPSTREAM.replace('ok 1 selftests: tmpfs: bug-link-o-tmpfile',
+					    'not ok 1 selftests: tmpfs: bug-link-o-tmpfile # exit=1')
+		problems, _ = self.check(REAL_BEFORE + REAL_OFF_PASS(off) + REAL_NORMAL)
+		self.assertEqual(problems, ['upstream kselftests differ with the switches off and on: '
+					    'tmpfs:bug-link-o-tmpfile: off: not ok, on: ok'])
+		off = REAL_UPSTREAM.replace('1..2\n', '1..1\n').replace(
+			'# overriding timeout to 900\n# selftests: proc: proc-fsconfig-hidepid\n'
+			'ok 2 selftests: proc: proc-fsconfig-hidepid\n', '')
+		problems, _ = self.check(REAL_BEFORE + REAL_OFF_PASS(off) + REAL_NORMAL)
+		self.assertEqual(problems, ['upstream kselftests differ with the switches off and on: '
+					    'proc:proc-fsconfig-hidepid: off: missing, on: ok'])
+		off = REAL_UPSTREAM.replace("# ok 3 [no_magiclinks] normal path to magic-link with "
+					    "O_NOFOLLOW gives path '/proc/3385/exe'\n", '')
+		problems, _ = self.check(REAL_BEFORE + REAL_OFF_PASS(off) + REAL_NORMAL)
+		self.assertEqual(len(problems), 1, problems)
+		self.assertIn('openat2:resolve_test subtest 3 ([no_magiclinks] normal path to '
+			      'magic-link with O_NOFOLLOW', problems[0])
+		self.assertTrue(problems[0].endswith('off: missing, on: ok'))
+
+	def test_missing_pass_fails(self):
+		"""Asked for (scalable_upstream_off=1) and absent, or cut short: a problem."""
+		problems, summary = self.check(REAL_BEFORE + REAL_NORMAL)
+		self.assertEqual(problems, ['upstream kselftests with the switches off: no "%s" line '
+					    'in the TAP: the pass did not run (scalable_upstream_off=1)' %
+					    P.UPSTREAM_OFF_BEGIN])
+		self.assertIsNone(summary)
+		cut = REAL_OFF_PASS().split('TAP version 13\n1..1\n# overriding timeout to 900\n'
+					    '# selftests: mm')[0]
+		problems, _ = self.check(REAL_BEFORE + cut)
+		self.assertIn('upstream kselftests with the switches off: no "%s" line: the pass did '
+			      'not finish' % P.UPSTREAM_OFF_END, problems)
+		# not asked for: neither the pass nor a summary
+		self.assertEqual(self.check(REAL_BEFORE + REAL_NORMAL, append='scalable_mode=test'),
+				 ([], None))
+		self.assertEqual(self.check(REAL_BEFORE, append=self.APPEND +
+					    ' scalable_upstream=none'), ([], None))
+
+	def test_switches(self):
+		"""Off in the pass, back on after it (off where the command line keeps
+		one off); a failed write is a problem of any boot."""
+		tap = REAL_BEFORE + REAL_OFF_PASS() + REAL_NORMAL
+		con = console_of(tap).replace('on switches: dcache_oplog=1', 'on switches: dcache_oplog=0')
+		problems, _ = self.check(tap, console=con)
+		self.assertEqual(problems, ["upstream kselftests with the switches off: dcache_oplog "
+					    "read '0' after the off pass, expected 1"])
+		problems, _ = self.check(tap, console=con, append=self.APPEND + ' dcache_oplog=off')
+		self.assertEqual(problems, [])
+		con = console_of(tap).replace('inotify_oplog=0', 'inotify_oplog=1')
+		problems, _ = self.check(tap, console=con)
+		self.assertEqual(problems, ["upstream kselftests with the switches off: inotify_oplog "
+					    "read '1' in the off pass, expected 0"])
+		fail = 'SCALABLE: switch write failed: rmap_oplog: wrote 0 to /sys/kernel/debug/' \
+		       'rmap_oplog/enabled, it reads \'1\'\n'
+		self.assertEqual(P.check_switch_writes(fail + 'SCALABLE: done\n'),
+				 ["switch write failed: rmap_oplog: wrote 0 to "
+				  "/sys/kernel/debug/rmap_oplog/enabled, it reads '1'"])
+		self.assertEqual(P.check_switch_writes(console_of(tap)), [])
+
+	def guest(self, d, env, fake_cat=''):
+		"""kselftests.sh's scalable_kselftests in @d with a stand-in runner
+		and debugfs; returns (console, $out, the switches after)."""
+		for sw in P.SWITCHES:
+			os.makedirs(os.path.join(d, 'dbg', sw), exist_ok=True)
+			with open(os.path.join(d, 'dbg', sw, 'enabled'), 'w') as f:
+				f.write('1\n')
+		with open(os.path.join(d, 'run_kselftest.sh'), 'w') as f:
+			f.write('#!/bin/sh\necho "TAP version 13"\necho "# runner $*: '
+				'$(cat "$debugfs/dcache_oplog/enabled")'
+				'$(cat "$debugfs/inotify_oplog/enabled")"\n')
+		os.chmod(os.path.join(d, 'run_kselftest.sh'), 0o755)
+		with open(os.path.join(d, 'kselftest-list.txt'), 'w') as f:
+			f.write('scalable:torture\nproc:self\nproc:thread-self\ntmpfs:bug\n')
+		script = (fake_cat + 'say() { echo "SCALABLE: $*"; echo "# SCALABLE: $*" >> "$out"; }\n'
+			  'out=%s/out\n: > "$out"\n. %s\nscalable_bench_args\nscalable_kselftests\n' %
+			  (d, os.path.join(common.HARNESS, 'kselftests.sh')))
+		r = subprocess.run(['sh', '-c', script], cwd=d, capture_output=True, text=True,
+				   env=dict(env, PATH=os.environ.get('PATH', '/usr/bin:/bin'),
+					    debugfs=os.path.join(d, 'dbg'), scalable_own='0'))
+		after = {}
+		for sw in P.SWITCHES:
+			with open(os.path.join(d, 'dbg', sw, 'enabled')) as f:
+				after[sw] = f.read().strip()
+		with open(os.path.join(d, 'out')) as f:
+			return r.stdout, f.read(), after
+
+	def test_guest_runs_it(self):
+		"""kselftests.sh: the off pass before the normal one, with the same
+		exclusions, every switch 0 in it and 1 again after; without
+		scalable_upstream_off=1, none."""
+		env = {'scalable_upstream_off': '1', 'scalable_exclude': 'proc:thread-self'}
+		with tempfile.TemporaryDirectory() as d:
+			con, out, after = self.guest(d, env)
+		self.assertEqual(after, dict.fromkeys(P.SWITCHES, '1'))
+		normal, off, ended = P.split_upstream_off(out)
+		self.assertTrue(ended)
+		self.assertEqual(off, 'TAP version 13\n# runner -o 900 -t proc:self -t tmpfs:bug: 00\n'
+				 '# SCALABLE: kselftest upstream off rc=0\n')
+		self.assertIn('TAP version 13\n# runner -o 900 -t proc:self -t tmpfs:bug: 11\n', normal)
+		self.assertLess(out.index(P.UPSTREAM_OFF_END), out.index('dcache_oplog before'))
+		self.assertEqual(P.switch_words(con, 'off'), dict.fromkeys(P.SWITCHES, '0'))
+		self.assertEqual(P.switch_words(con, 'on'), dict.fromkeys(P.SWITCHES, '1'))
+		self.assertEqual(P.check_switch_writes(con), [])
+		self.assertEqual(con.count('SCALABLE: excluded on the command line: proc:thread-self'),
+				 1)
+		with tempfile.TemporaryDirectory() as d:
+			con, out, _ = self.guest(d, {})
+		self.assertEqual(P.split_upstream_off(out), (out, None, False))
+		self.assertEqual(out.count('# runner'), 1)
+
+	def test_guest_failed_write(self):
+		"""A switch that does not turn off: a failure line, no off pass, the
+		others written back."""
+		stuck = ('cat() { case "$1" in *inotify_oplog/enabled) echo 1 ;; '
+			 '*) command cat "$@" ;; esac; }\n')
+		with tempfile.TemporaryDirectory() as d:
+			con, out, after = self.guest(d, {'scalable_upstream_off': '1'}, stuck)
+		self.assertEqual(after, dict.fromkeys(P.SWITCHES, '1'))
+		self.assertEqual(len(P.check_switch_writes(con)), 1)
+		self.assertIn('inotify_oplog: wrote 0 to', P.check_switch_writes(con)[0])
+		self.assertIsNone(P.split_upstream_off(out)[1])
+		self.assertIn('SCALABLE: upstream pass off not run: a switch did not turn off', con)
+		self.assertEqual(out.count('# runner'), 1)
+
+	def test_analyze(self):
+		"""analyze(): the normal pass's checks as without the off pass; the
+		comparison's problems and summary on top."""
+		con = CLEAN_BOOT.replace('SCALABLE: done\n', OPLOG_CONSOLE + 'SCALABLE: done\n')
+		b = AnalyzeTest.boot(None, append=self.APPEND, console_text=con,
+				     tap_text=KSELFTEST + UPSTREAM)
+		base_ok, base, base_summary = AnalyzeTest.analyze(None, dict(b, append=''),
+								 ('scalable', 'openat2', 'tmpfs'))
+		self.assertFalse(base_ok)
+		off = UPSTREAM.split('TAP version 13', 1)[1]
+		tap = KSELFTEST + REAL_OFF_PASS('TAP version 13' + off) + UPSTREAM
+		_, problems, summary = AnalyzeTest.analyze(
+			None, dict(b, tap_text=tap, console_text=con.replace(
+				'SCALABLE: dcache_oplog before', console_of(REAL_OFF_PASS('')) +
+				'SCALABLE: dcache_oplog before')), ('scalable', 'openat2', 'tmpfs'))
+		# UPSTREAM's tmpfs block is short of its plan, in both passes
+		self.assertEqual(problems, ['upstream kselftests with the switches off: plan 1..2 '
+					    'but 1 results'] + base)
+		self.assertEqual(summary['upstream_off'], {'tests': 3, 'subtests': 4,
+							   'identical': True})
+		self.assertEqual(summary['kselftest'], base_summary['kselftest'])
+		self.assertIsNone(base_summary['upstream_off'])
+		# the off pass asked for and missing
+		_, problems, _ = AnalyzeTest.analyze(None, b, ('scalable', 'openat2', 'tmpfs'))
+		self.assertEqual(problems, [
+			'upstream kselftests with the switches off: no "%s" line in the TAP: the pass '
+			'did not run (scalable_upstream_off=1)' % P.UPSTREAM_OFF_BEGIN] + base)
+		# a failed switch write fails even a boot that did not ask for the pass
+		_, problems, _ = AnalyzeTest.analyze(None, dict(b, append='', console_text=con.replace(
+			'SCALABLE: done', 'SCALABLE: switch write failed: x\nSCALABLE: done')),
+			('scalable', 'openat2', 'tmpfs'))
+		self.assertEqual(problems, ['switch write failed: x'] + base)
 
 
 class KeyflipTest(unittest.TestCase):

@@ -169,6 +169,16 @@ class BootTest(unittest.TestCase):
 		self.assertTrue(b['append'].endswith(' kmemleak=on dcache_oplog=off x=1'))
 		self.assertIn('scalable_kmemleak=1', b['append'])
 
+	def test_upstream_off(self):
+		"""upstream_off (make test's release boot) adds scalable_upstream_off=1,
+		and the boot's schedule holds the off pass; no other boot has it."""
+		b, _ = self.boot([None], upstream_off=True)
+		self.assertIn(' scalable_upstream_off=1', b['append'])
+		self.assertTrue([k for k, _ in b['schedule'] if k.startswith('upstream-off:')])
+		b, _ = self.boot([None])
+		self.assertNotIn('scalable_upstream_off', b['append'])
+		self.assertFalse([k for k, _ in b['schedule'] if k.startswith('upstream-off:')])
+
 	def test_extra_qemu_args(self):
 		"""A TCG plugin's arguments reach the QEMU command line unchanged, last."""
 		b, cmds = self.boot([None], env={'ACCEL': 'kvm'}, extra_qemu_args=PLUGIN,
@@ -288,6 +298,7 @@ class ProgressTest(unittest.TestCase):
 	def test_boot_timeout(self):
 		with mock.patch.dict(os.environ, {'BOOT_TIMEOUT': '', 'SMP': '2'}):
 			self.assertEqual(Q.boot_timeout('release', 'test'), 900)
+			self.assertEqual(Q.boot_timeout('release', 'test'), schedule.TEST_TIMEOUT_S)
 			self.assertEqual(Q.boot_timeout('debug', 'test'), 2700)
 			self.assertEqual(Q.boot_timeout('release', 'quick'),
 					 schedule.timeout('quick', 2, 'release'))

@@ -146,6 +146,18 @@ class ReportTest(unittest.TestCase):
 			      '(at fs/dcache.c:2863, fs/namei.c:1976)', md)
 		self.assertFalse(any('KCSAN' in ln for ln in R.markdown(self.REPORT).splitlines()))
 
+	def test_upstream_off_line(self):
+		"""make test's release boot: one line on the passes with the switches off and on."""
+		s = dict(SUMMARY, upstream_off={'tests': 37, 'subtests': 457, 'identical': True})
+		md = R.markdown(dict(self.REPORT, boots=[s])).splitlines()
+		self.assertIn('- upstream kselftests with switches off and on: 37 tests, 457 subtests, '
+			      'identical', md)
+		s = dict(SUMMARY, upstream_off={'tests': 37, 'subtests': 457, 'identical': False})
+		self.assertIn('457 subtests, DIFFERENT (below)', R.markdown(dict(self.REPORT, boots=[s])))
+		self.assertNotIn('switches off and on', R.markdown(self.REPORT))
+		self.assertNotIn('switches off and on', R.markdown(dict(
+			self.REPORT, boots=[dict(SUMMARY, upstream_off=None)])))
+
 	def test_passed(self):
 		s = dict(SUMMARY, problems=[], accel='kvm', results=[], dcache_oplog={})
 		md = R.markdown(dict(self.REPORT, boots=[s]))

@@ -54,6 +54,40 @@ class BudgetTest(unittest.TestCase):
 		"""MODE=long runs what the full sweep left out: more, not less."""
 		self.assertGreater(S.total(S.schedule('long', 2)), S.total(S.schedule('full', 2)))
 
+	def test_checking_boot_with_upstream_off_fits_its_timeout(self):
+		"""make test's release boot, with its upstream pass with the switches
+		off, at 2 TCG vCPUs: its schedule times MARGIN within TEST_TIMEOUT_S."""
+		t = S.timeout('test', S.REFERENCE_SMP, upstream_off=True)
+		self.assertLessEqual(t, S.TEST_TIMEOUT_S,
+				     'a checking boot with the off pass is scheduled for %s: its '
+				     'timeout (x%.1f) is %s, past TEST_TIMEOUT_S (%s)' %
+				     (S.fmt(S.total(S.schedule('test', S.REFERENCE_SMP,
+							       upstream_off=True))),
+				      S.MARGIN, S.fmt(t), S.fmt(S.TEST_TIMEOUT_S)))
+		self.assertGreater(t, S.timeout('test', S.REFERENCE_SMP))
+
+	def test_upstream_off_pass(self):
+		"""scalable_upstream_off=1: every upstream collection twice, the off
+		pass first, each costing what its normal pass does."""
+		on = S.boot_schedule('test', 2, None, 'scalable_mode=test scalable_inject=none')
+		both = S.boot_schedule('test', 2, None, 'scalable_mode=test scalable_inject=none '
+				       'scalable_upstream_off=1')
+		cols = sorted(t for t in common.SELFTEST_TARGETS if t != 'scalable')
+		keys = [k for k, _ in both]
+		self.assertEqual(keys[-2 * len(cols) - 1:],
+				 ['upstream-off:' + t for t in cols] + ['upstream:' + t for t in cols] +
+				 ['end'])
+		self.assertAlmostEqual(S.total(both) - S.total(on),
+				       sum(S.COSTS['upstream:' + t] for t in cols))
+		items = S.boot_schedule('test', 2, None, 'scalable_own=0 scalable_upstream=proc '
+					'scalable_upstream_off=1')
+		self.assertEqual([k for k, _ in items],
+				 ['boot', 'upstream-off:proc', 'upstream:proc', 'end'])
+		# no upstream collection, no off pass
+		items = S.boot_schedule('test', 2, None, 'scalable_tests=torture '
+					'scalable_upstream=none scalable_upstream_off=1')
+		self.assertEqual([k for k, _ in items], ['boot', 'torture', 'end'])
+
 	def test_upstream_costs(self):
 		for t in common.SELFTEST_TARGETS:
 			if t != 'scalable':
@@ -154,6 +188,25 @@ class ProgressTest(unittest.TestCase):
 		rows = S.report_rows(items, p.timeline)
 		self.assertEqual(rows[1], ('ast_bench', 60, 68))
 		self.assertEqual(rows[3], ('upstream:proc', 20, 29))
+
+	def test_feed_upstream_off(self):
+		"""The off pass's collections are items of their own: each pass's
+		time goes to its own item, not the first pass's."""
+		items = [('boot', 10), ('upstream-off:proc', 20), ('upstream:proc', 20), ('end', 5)]
+		p = S.Progress(items, 1000.0)
+		self.assertEqual(p.feed('# SCALABLE: upstream pass off begin', 1010), [])
+		out = p.feed('# selftests: proc: proc-uptime-001', 1011)
+		self.assertIn('upstream-off:proc started at 11 s', out[0])
+		self.assertEqual(p.feed('# selftests: proc: proc-uptime-002', 1020), [])
+		self.assertEqual(p.feed('# SCALABLE: upstream pass off end', 1030), [])
+		out = p.feed('# selftests: proc: proc-uptime-001', 1031)
+		self.assertIn('upstream:proc started at 31 s', out[0])
+		p.close(1050)
+		self.assertEqual([k for k, _, _ in p.timeline],
+				 ['boot', 'upstream-off:proc', 'upstream:proc', 'end'])
+		rows = S.report_rows(items, p.timeline)
+		self.assertEqual(rows[1], ('upstream-off:proc', 20, 20))
+		self.assertEqual(rows[2], ('upstream:proc', 20, 19))
 
 	def test_fmt(self):
 		self.assertEqual(S.fmt(59.6), '1 min 00 s')
