@@ -50,7 +50,8 @@
  * that ends its starvation can go to a running task.  Only the heir is
  * handed the lock while it sleeps: handing it to every starved waiter
  * would hand it mostly to sleeping tasks, and the lock would sit with a
- * task that is not running (a convoy).  AST_MUTEX_HANDOFF and AST_MUTEX_WAKE_ONLY select the two pure policies.
+ * task that is not running (a convoy).  AST_MUTEX_HANDOFF and
+ * AST_MUTEX_WAKE_ONLY select the two pure policies.
  */
 #include <linux/debugfs.h>
 #include <linux/hrtimer.h>

@@ -251,8 +251,7 @@ static void ast_test_select_fifo(struct kunit *test)
 	struct ast_test_queue *tq = ast_test_queue(test);
 	bool others;
 
-	KUNIT_EXPECT_NULL(test, ast_test_select(tq, &tq->key, 0,
-						  &others));
+	KUNIT_EXPECT_NULL(test, ast_test_select(tq, &tq->key, 0, &others));
 	KUNIT_EXPECT_FALSE(test, others);
 
 	ast_test_add_waiter(tq, 0, BIT_ULL(1), &tq->key, MAX_RT_PRIO);
@@ -261,25 +260,23 @@ static void ast_test_select_fifo(struct kunit *test)
 			    MAX_RT_PRIO);
 
 	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq, &tq->key, 2,
-						    &others), &tq->w[1]);
+						  &others), &tq->w[1]);
 	KUNIT_EXPECT_TRUE(test, others);
 	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq, &tq->key, 1,
-						    &others), &tq->w[0]);
+						  &others), &tq->w[0]);
 	KUNIT_EXPECT_TRUE(test, others);
 	/* Nobody waits for state 3: freed, the waiters stay. */
-	KUNIT_EXPECT_NULL(test, ast_test_select(tq, &tq->key, 3,
-						  &others));
+	KUNIT_EXPECT_NULL(test, ast_test_select(tq, &tq->key, 3, &others));
 	KUNIT_EXPECT_TRUE(test, others);
 	/* state -1 only asks whether anybody waits. */
-	KUNIT_EXPECT_NULL(test, ast_test_select(tq, &tq->key, -1,
-						  &others));
+	KUNIT_EXPECT_NULL(test, ast_test_select(tq, &tq->key, -1, &others));
 	KUNIT_EXPECT_TRUE(test, others);
 
 	/* Dequeue w[1]: state 2 now goes to w[2], the last waiter for it. */
 	plist_del(&tq->w[1].q.list, &tq->hb.chain);
 	plist_del(&tq->w[0].q.list, &tq->hb.chain);
 	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq, &tq->key, 2,
-						    &others), &tq->w[2]);
+						  &others), &tq->w[2]);
 	KUNIT_EXPECT_FALSE(test, others);
 }
 
@@ -294,15 +291,14 @@ static void ast_test_select_filter(struct kunit *test)
 	ast_test_add_waiter(tq, 0, ~0ULL, &tq->other_key, MAX_RT_PRIO);
 	ast_test_add_waiter(tq, 1, BIT_ULL(63), &tq->key, MAX_RT_PRIO);
 
-	KUNIT_EXPECT_NULL(test, ast_test_select(tq, &tq->key, 0,
-						  &others));
+	KUNIT_EXPECT_NULL(test, ast_test_select(tq, &tq->key, 0, &others));
 	KUNIT_EXPECT_TRUE(test, others);
 	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq, &tq->key, 63,
-						    &others), &tq->w[1]);
+						  &others), &tq->w[1]);
 	KUNIT_EXPECT_FALSE(test, others);
 	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq,
-						    &tq->other_key, 5,
-						    &others), &tq->w[0]);
+						  &tq->other_key, 5,
+						  &others), &tq->w[0]);
 	KUNIT_EXPECT_FALSE(test, others);
 	KUNIT_EXPECT_TRUE(test, ast_is_waiter(&tq->w[0].q));
 	KUNIT_EXPECT_FALSE(test, ast_is_waiter(&tq->plain));
@@ -318,7 +314,7 @@ static void ast_expect_select_del(struct kunit *test, struct ast_test_queue *tq,
 	bool others;
 
 	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq, &tq->key, state,
-						    &others), want);
+						  &others), want);
 	plist_del(&want->q.list, &tq->hb.chain);
 }
 
@@ -338,10 +334,10 @@ static void ast_test_select_prio(struct kunit *test)
 	ast_expect_select_del(test, tq, 0, &tq->w[3]);
 	ast_expect_select_del(test, tq, 0, &tq->w[1]);
 	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq, &tq->key, 0,
-						    &others), &tq->w[0]);
+						  &others), &tq->w[0]);
 	KUNIT_EXPECT_TRUE(test, others);
 	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq, &tq->key, 1,
-						    &others), &tq->w[4]);
+						  &others), &tq->w[4]);
 	KUNIT_EXPECT_TRUE(test, others);
 }
 
@@ -370,11 +366,11 @@ static void ast_test_select_retry(struct kunit *test)
 	ast_expect_select_del(test, tq, 0, &tq->w[2]);
 	ast_expect_select_del(test, tq, 0, &tq->w[3]);
 	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq, &tq->key, 0,
-						    &others), &tq->w[0]);
+						  &others), &tq->w[0]);
 	KUNIT_EXPECT_TRUE(test, others);
 	/* A loser does not take a state outside its set. */
 	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq, &tq->key, 1,
-						    &others), &tq->w[1]);
+						  &others), &tq->w[1]);
 }
 
 /*
@@ -401,8 +397,7 @@ static void ast_test_heir(struct kunit *test)
 	ast_test_add_waiter(tq, 2, ~0ULL, &tq->other_key,
 			    ast_queue_prio(MAX_RT_PRIO, 9, true));
 	KUNIT_EXPECT_FALSE(test, ast_test_has_heir(tq, &tq->key));
-	KUNIT_EXPECT_TRUE(test, ast_test_has_heir(tq,
-						  &tq->other_key));
+	KUNIT_EXPECT_TRUE(test, ast_test_has_heir(tq, &tq->other_key));
 
 	tq->w[3].heir = true;
 	ast_test_add_waiter(tq, 3, BIT_ULL(0) | BIT_ULL(2), &tq->key,
@@ -411,18 +406,17 @@ static void ast_test_heir(struct kunit *test)
 			    ast_queue_prio(20, 0, false));
 	KUNIT_EXPECT_TRUE(test, ast_test_has_heir(tq, &tq->key));
 	/* Not for a state outside its set: the FIFO order holds. */
-	KUNIT_EXPECT_NULL(test, ast_test_select(tq, &tq->key, 1,
-						  &others));
+	KUNIT_EXPECT_NULL(test, ast_test_select(tq, &tq->key, 1, &others));
 	KUNIT_EXPECT_TRUE(test, others);
 	/* RT first, then the heir ahead of the earlier loser. */
 	ast_expect_select_del(test, tq, 0, &tq->w[4]);
 	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq, &tq->key, 2,
-						    &others), &tq->w[3]);
+						  &others), &tq->w[3]);
 	ast_expect_select_del(test, tq, 0, &tq->w[3]);
 	KUNIT_EXPECT_FALSE(test, ast_test_has_heir(tq, &tq->key));
 	ast_expect_select_del(test, tq, 0, &tq->w[0]);
 	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq, &tq->key, 0,
-						    &others), &tq->w[1]);
+						  &others), &tq->w[1]);
 	KUNIT_EXPECT_FALSE(test, others);
 }
 
@@ -445,23 +439,21 @@ static void ast_test_select_requeued(struct kunit *test)
 	/* Requeued: the futex_q now hashes on tq->key. */
 	tq->w[0].q.key = tq->key;
 
-	KUNIT_EXPECT_NULL(test, ast_test_select(tq, &tq->key, 0,
-						  &others));
+	KUNIT_EXPECT_NULL(test, ast_test_select(tq, &tq->key, 0, &others));
 	KUNIT_EXPECT_FALSE(test, others);
 	KUNIT_EXPECT_FALSE(test, ast_test_has_heir(tq, &tq->key));
 	/* Nor is it found for its own word: it is not queued there. */
 	KUNIT_EXPECT_NULL(test, ast_test_select(tq,
-						  &tq->other_key, 0,
-						  &others));
+						&tq->other_key, 0,
+						&others));
 	KUNIT_EXPECT_FALSE(test, others);
 
 	/* A waiter of our word behind it is chosen, and is the only one. */
 	ast_test_add_waiter(tq, 1, BIT_ULL(1), &tq->key, MAX_RT_PRIO);
 	KUNIT_EXPECT_PTR_EQ(test, ast_test_select(tq, &tq->key, 1,
-						    &others), &tq->w[1]);
+						  &others), &tq->w[1]);
 	KUNIT_EXPECT_FALSE(test, others);
-	KUNIT_EXPECT_NULL(test, ast_test_select(tq, &tq->key, 0,
-						  &others));
+	KUNIT_EXPECT_NULL(test, ast_test_select(tq, &tq->key, 0, &others));
 	KUNIT_EXPECT_TRUE(test, others);
 }
 
