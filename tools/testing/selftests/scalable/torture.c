@@ -10,7 +10,10 @@
  *            and now and then a create+unlink of a private name, with the
  *            dentry OpLog on (fs/dcache_oplog.c);
  *   fork     fork(), the child exits with a status of its own, waitpid()
- *            (never marked for faults: see fork_worker());
+ *            (never marked for faults: see fork_worker()); every
+ *            RMAP_EVERY-th child first reads the worker's shared mapping
+ *            of a file, whose insert into the file's reverse map its fork
+ *            logged (mm/oplog_rmap.c), and the worker truncates the file;
  *   inotify  writers create and unlink numbered files in a watched
  *            directory, with the inotify OpLog on (fs/notify/
  *            inotify_oplog.c); one reader reads the IN_CREATE events;
@@ -52,7 +55,10 @@
  *     leaves no log, and the tmpfs unmounts (a dentry reference left
  *     behind does not make umount() fail: the kernel's umount check
  *     prints "BUG: Dentry ... still in use", a splat that fails the boot);
- *   - fork: every child's exit status came back;
+ *   - fork: every child's exit status came back, and every truncate
+ *     zapped the page table entry of the child that had read the file
+ *     (the child's next read raised SIGBUS: the truncate's rmap walk met
+ *     the child's VMA, wherever its insert was logged);
  *   - inotify: each writer's files were reported once each and in the
  *     writer's order; a file is missing only where the reader also got
  *     IN_Q_OVERFLOW (stock inotify's answer to an event it could not
@@ -93,6 +99,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -149,6 +156,7 @@ struct shared {
 	int writers_done;		/* inotify writers that finished */
 	int overflowed;			/* the reader got IN_Q_OVERFLOW */
 	long lost;			/* inotify files without an event */
+	long rmap_checks;		/* truncates that SIGBUSed a child */
 	long written[MAX_WORKERS];	/* files each inotify writer created */
 	long read[MAX_WORKERS];		/* and the events the reader read */
 	long ops[NR_KINDS];		/* operations done, per kind */
@@ -309,11 +317,125 @@ static void stat_worker(int id)
 
 /* ---- fork ---- */
 
+#define RMAP_EVERY	8	/* forks per reverse-map check */
+
+static sigjmp_buf rmap_jmp;
+
+static void rmap_sigbus(int sig)
+{
+	siglongjmp(rmap_jmp, 1);
+}
+
+/*
+ * The child of a reverse-map check: fault its copy of the mapping in, say
+ * so on @ready, wait on @go until the parent truncated the file, and read
+ * again.  The truncate must have zapped this child's page table entry, so
+ * the read raises SIGBUS (exit 0); a read that succeeds (exit 1) saw the
+ * old page through an entry that the truncate's rmap walk did not meet.
+ */
+static void rmap_child(const char *map, int ready, int go)
+{
+	struct sigaction sa = { .sa_handler = rmap_sigbus };
+	char c;
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGBUS, &sa, NULL))
+		_exit(2);
+	c = __atomic_load_n(map, __ATOMIC_RELAXED);
+	if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
+		_exit(3);
+	if (sigsetjmp(rmap_jmp, 1))
+		_exit(0);
+	/* An atomic load: the compiler keeps it, and it faults if it must. */
+	c = __atomic_load_n(map, __ATOMIC_RELAXED);
+	(void)c;
+	_exit(1);
+}
+
+/*
+ * One reverse-map check: a child reads @map (one page of @fd, shared) and
+ * waits; the file is truncated to nothing; the child's next read must
+ * raise SIGBUS.  Then the file gets its page back for the next check.
+ */
+static void rmap_check(int fd, const char *map, long page)
+{
+	int ready[2], go[2], status;
+	char c = 0;
+	pid_t pid;
+
+	if (pipe2(ready, O_CLOEXEC)) {
+		failed(K_FORK, "pipe2: %s\n", strerror(errno));
+		return;
+	}
+	if (pipe2(go, O_CLOEXEC)) {
+		failed(K_FORK, "pipe2: %s\n", strerror(errno));
+		close(ready[0]);
+		close(ready[1]);
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(ready[0]);
+		close(go[1]);
+		rmap_child(map, ready[1], go[0]);
+	}
+	close(ready[1]);
+	close(go[0]);
+	if (pid > 0) {
+		if (read(ready[0], &c, 1) != 1)
+			failed(K_FORK, "rmap child did not read its mapping\n");
+		else if (ftruncate(fd, 0))
+			failed(K_FORK, "truncate: %s\n", strerror(errno));
+		if (write(go[1], &c, 1) != 1)
+			failed(K_FORK, "rmap child gone before the truncate\n");
+	}
+	close(ready[0]);
+	close(go[1]);
+	if (pid < 0) {
+		if (errno != EAGAIN)
+			call_failed(K_FORK, errno, "fork");
+	} else if (waitpid(pid, &status, 0) != pid) {
+		failed(K_FORK, "waitpid: %s\n", strerror(errno));
+	} else if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		failed(K_FORK, "rmap child status %#x: %s\n", status,
+		       WIFEXITED(status) && WEXITSTATUS(status) == 1 ?
+		       "its mapping stayed readable after the truncate" :
+		       "it failed");
+	} else {
+		__atomic_fetch_add(&sh->rmap_checks, 1, __ATOMIC_RELAXED);
+	}
+	if (ftruncate(fd, page))
+		failed(K_FORK, "extend: %s\n", strerror(errno));
+}
+
 static void fork_worker(int id)
 {
-	int status, want;
+	long page = sysconf(_SC_PAGESIZE);
+	char *map = MAP_FAILED;
+	char path[128];
+	int status, want, fd;
 	long n;
 	pid_t pid;
+
+	/*
+	 * Mapped through a read-only descriptor: a shared mapping that may
+	 * become writable stays on the locked path of the reverse map
+	 * (i_mmap_writable), and the check is about the logged one.
+	 */
+	snprintf(path, sizeof(path), "%s/rmap.%d", root, id);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, page)) {
+		failed(K_FORK, "%s: %s\n", path, strerror(errno));
+	} else {
+		int rfd = open(path, O_RDONLY | O_CLOEXEC);
+
+		if (rfd >= 0) {
+			map = mmap(NULL, page, PROT_READ, MAP_SHARED, rfd, 0);
+			close(rfd);
+		}
+		if (map == MAP_FAILED)
+			failed(K_FORK, "mmap %s: %s\n", path, strerror(errno));
+	}
 
 	/*
 	 * Not marked: a fork whose kernel stack (vmalloc) cannot be had
@@ -321,6 +443,10 @@ static void fork_worker(int id)
 	 * which the harness counts as a splat.
 	 */
 	for (n = 0; !stopping(); n++) {
+		if (map != MAP_FAILED && n % RMAP_EVERY == 0) {
+			rmap_check(fd, map, page);
+			continue;
+		}
 		want = (id * 31 + n) & 0x7f;
 		pid = fork();
 		if (pid < 0) {
@@ -336,6 +462,12 @@ static void fork_worker(int id)
 		else if (!WIFEXITED(status) || WEXITSTATUS(status) != want)
 			failed(K_FORK, "child status %#x, want exit %d\n", status, want);
 		count(K_FORK, 1);
+	}
+	if (map != MAP_FAILED)
+		munmap(map, page);
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
 	}
 }
 
@@ -864,9 +996,10 @@ static void check_common(const char *phase)
 	ksft_test_result(!sh->errors[K_STAT] && sh->ops[K_STAT],
 			 "%s: stat: %ld calls, %ld failed by faults; no dentry log left, tmpfs unmounted\n",
 			 phase, sh->ops[K_STAT], sh->nomem[K_STAT]);
-	ksft_test_result(!sh->errors[K_FORK] && sh->ops[K_FORK],
-			 "%s: fork: %ld children, %ld forks failed by faults\n",
-			 phase, sh->ops[K_FORK], sh->nomem[K_FORK]);
+	ksft_test_result(!sh->errors[K_FORK] && sh->ops[K_FORK] &&
+			 sh->rmap_checks,
+			 "%s: fork: %ld children, %ld truncates zapped a child's mapping, %ld forks failed by faults\n",
+			 phase, sh->ops[K_FORK], sh->rmap_checks, sh->nomem[K_FORK]);
 	ksft_test_result(!sh->errors[K_INOTIFY] && sh->ops[K_INOTIFY],
 			 "%s: inotify: %ld events once each and in order, %ld lost with IN_Q_OVERFLOW\n",
 			 phase, sh->ops[K_INOTIFY], sh->lost);
@@ -902,8 +1035,8 @@ static void check_common(const char *phase)
 	ksft_print_msg("totals: phase %s stat %ld fork %ld inotify %ld ast %ld ast_fuzz %ld\n",
 		       phase, sh->ops[K_STAT], sh->ops[K_FORK], sh->ops[K_INOTIFY],
 		       sh->ops[K_AST], sh->ops[K_FUZZ]);
-	ksft_print_msg("totals: phase %s list %ld qdo %ld\n", phase,
-		       sh->ops[K_LIST], sh->ops[K_QDO]);
+	ksft_print_msg("totals: phase %s list %ld qdo %ld rmap_checks %ld\n",
+		       phase, sh->ops[K_LIST], sh->ops[K_QDO], sh->rmap_checks);
 }
 
 static void reset_shared(int faults)
