@@ -227,7 +227,8 @@ def cmd_trace(args):
 
 
 def trace_check(logdir):
-	"""make test: the instrument at 2 and 4 vCPUs, and the stat gate at 4."""
+	"""make test: the instrument at 2, 4 and 8 vCPUs, the stat gate at 4, and
+	every OpLog user's traced gate at 8 (scalable_trace.GATES)."""
 	problems = []
 	results = []
 	# A quantum of 5 instructions (less than a block) forces the vCPUs to take
@@ -249,6 +250,23 @@ def trace_check(logdir):
 			    (r['bench'], r['mode'], r['cpus'], scalable_trace.fmt(r['transfers_per_op']),
 			     scalable_trace.fmt(r['user_transfers_per_op']),
 			     scalable_trace.fmt(own, 4)))
+	# The gates, at the quantum and window that make trace publishes, with
+	# the instrument checked in the same boot.
+	n = scalable_trace.GATE_CPUS
+	res, p = trace_boot(n, scalable_trace.GATE_WORKLOADS, env_int('TRACE_MS', 1000), logdir,
+			    env_int('TRACE_GATE_QUANTUM', 100))
+	problems += p
+	gated = res['results'] if res else []
+	problems += scalable_trace.instrument_problems(gated, cpus=(n,))
+	rows = scalable_trace.gate_rows(gated, n)
+	problems += scalable_trace.gate_problems(gated, n)
+	for name, verdict, detail in rows:
+		log('gate at %d vCPUs: %s: %s (%s)' % (n, name, verdict.upper(), detail))
+	os.makedirs(common.OUT, exist_ok=True)
+	with open(os.path.join(common.OUT, 'gate.json'), 'w') as f:
+		json.dump({'host_cpus': host_cpus(), 'date': time.strftime('%Y-%m-%dT%H:%M:%S%z'),
+			   'cpus': n, 'gates': rows, 'problems': problems, 'results': gated}, f,
+			  indent=1)
 	for p in problems:
 		log('  ' + p)
 	log('tracer checks: %s' % ('FAIL' if problems else 'PASS'))

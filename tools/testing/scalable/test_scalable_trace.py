@@ -244,5 +244,120 @@ class TraceTest(unittest.TestCase):
 		self.assertEqual(t[0][1], 'missed')
 
 
+# One traced boot at the gates' size that passes every gate: figures of a
+# make trace at 8 vCPUs, rounded (bench, mode: transfers/op, own lines,
+# hot shared lines, hits/op).
+GATE_FIXTURE = {
+	('stat_bench', 'same-stock'): (3.8, {'dcache': 3.7}, 3.7, None),
+	('stat_bench', 'same-oplog'): (0.05, {}, 0, 2.03),
+	('stat_bench', 'private-stock'): (0.056, {}, 0, None),
+	('open_bench', 'same-rdonly-stock'): (10.5, {'dcache': 7.1}, 10.5, None),
+	('open_bench', 'same-rdonly-oplog'): (3.4, {}, 3.3, 4.1),
+	('open_bench', 'private-rdonly-stock'): (0.053, {}, 0, None),
+	('open_bench', 'same-rdwr-stock'): (12.0, {'dcache': 7.4}, 11.9, None),
+	('open_bench', 'same-rdwr-oplog'): (4.6, {}, 4.6, 4.0),
+	('open_bench', 'private-rdwr-stock'): (0.02, {}, 0, None),
+	('fork_bench', 'shared-16f-stock'): (601, {'rmap': 189}, 541, None),
+	('fork_bench', 'shared-16f-oplog'): (387, {'rmap': 7.3, 'oplog': 0.1}, 360, 22),
+	('fork_bench', 'private-16f-stock'): (414, {'rmap': 39}, 381, None),
+	('mmap_bench', 'shared-stock'): (34.3, {'rmap': 23}, 7.5, None),
+	('mmap_bench', 'shared-oplog'): (4.6, {'rmap': 0.07}, 0.4, 1.05),
+	('mmap_bench', 'private-stock'): (4.15, {}, 0.3, None),
+	('inotify_bench', 'per-file-watch-stock'): (16.5, {'inotify': 10.4}, 6.8, None),
+	('inotify_bench', 'per-file-watch-oplog'): (5.8, {'oplog': 3.1}, 0, 1.18),
+	('inotify_bench', 'dir-watch-stock'): (12.6, {'inotify': 8.7}, 4.1, None),
+	('inotify_bench', 'dir-watch-oplog'): (6.5, {'oplog': 3.5}, 0, 1.31),
+	('oplog_list', 'locked'): (17.4, {}, 16.9, None),
+	('oplog_list', 'local'): (0.37, {'oplog': 0.004}, 0, None),
+	('qdo_idle', 'idle'): (656, {}, 411, None),
+}
+
+
+def gate_results(**change):
+	"""GATE_FIXTURE as analysed rows, with "bench/mode"=(field, value) changes."""
+	out = []
+	for (bench, mode), (x, mech, hot, hits) in GATE_FIXTURE.items():
+		r = {'bench': bench, 'mode': mode, 'cpus': st.GATE_CPUS, 'ops': 1000, 'ok': True,
+		     'transfers_per_op': x, 'mechanism_transfers_per_op': dict(mech),
+		     'mechanism_transfers_all_contexts': {'qdo': 0},
+		     'hot_shared_transfers_per_op': hot, 'hits_per_op': hits}
+		for field, value in change.get(('%s/%s' % (bench, mode)).replace('-', '_')
+					       .replace('/', '__'), ()):
+			r[field] = value
+		out.append(r)
+	return out
+
+
+class GateTest(unittest.TestCase):
+	def failed(self, results):
+		return [n for n, v, d in st.gate_rows(results) if v != 'pass']
+
+	def test_fixture_passes(self):
+		self.assertEqual(self.failed(gate_results()), [])
+		self.assertEqual(st.gate_problems(gate_results()), [])
+
+	def test_every_gate_has_its_modes(self):
+		modes = {(b, m) for b, m in GATE_FIXTURE}
+		for g in st.GATES:
+			for m in (g['mode'], g['stock'], g['floor']):
+				self.assertTrue(m is None or (g['bench'], m) in modes, m)
+
+	def test_shared_store_in_the_inlined_hit_path(self):
+		# a store to one line per stat, from code that is not in the
+		# dentry OpLog's objects: its own lines stay at 0, the whole
+		# operation does not
+		r = gate_results(stat_bench__same_oplog=[('transfers_per_op', 1.05)])
+		self.assertEqual(self.failed(r), ['stat of one name'])
+
+	def test_oplog_off_behind_the_benchmarks_back(self):
+		# every "-oplog" mode measures the stock path: same figures as
+		# stock, no hits
+		change = {}
+		for g in st.GATES:
+			if g['hits'] is None:
+				continue
+			x, mech, hot, _ = GATE_FIXTURE[(g['bench'], g['stock'])]
+			key = ('%s/%s' % (g['bench'], g['mode'])).replace('-', '_').replace('/', '__')
+			change[key] = [('transfers_per_op', x), ('mechanism_transfers_per_op', mech),
+				       ('hot_shared_transfers_per_op', hot), ('hits_per_op', 0)]
+		failed = self.failed(gate_results(**change))
+		self.assertEqual(failed, [g['name'] for g in st.GATES if g['hits'] is not None])
+
+	def test_missing_stats_fails(self):
+		r = gate_results(mmap_bench__shared_oplog=[('hits_per_op', None)])
+		self.assertEqual(self.failed(r), ['mmap+munmap of one shared file'])
+		self.assertIn('unknown (no stats)', st.gate_problems(r)[0])
+
+	def test_control_without_contention_fails(self):
+		r = gate_results(mmap_bench__shared_stock=[('transfers_per_op', 5.0)])
+		self.assertEqual(self.failed(r), ['mmap+munmap of one shared file'])
+
+	def test_missing_or_failed_window_fails(self):
+		r = [x for x in gate_results() if x['mode'] != 'private-16f-stock']
+		self.assertEqual(self.failed(r), ['fork+exit with 16 shared file mappings'])
+		r = gate_results(qdo_idle__idle=[('mechanism_transfers_all_contexts', {'qdo': 3})])
+		self.assertEqual(self.failed(r), ['QDo idle window'])
+		r = gate_results(inotify_bench__dir_watch_oplog=[('ok', False)])
+		self.assertEqual(self.failed(r), ['inotify, one directory watch'])
+
+	def test_hits_parsed_from_the_window_line(self):
+		tap = ('# TRACE_WINDOW bench=stat_bench mode=same-oplog cpus=8 ops=10 status=ok '
+		       'hits=21\n# TRACE_WINDOW bench=stat_bench mode=same-stock cpus=8 ops=10 '
+		       'status=ok\n# TRACE_WINDOW bench=x mode=y-oplog cpus=8 ops=10 status=ok '
+		       'hits=-1\n')
+		self.assertEqual([x['hits'] for x in st.parse_trace_lines(tap)], [21, None, -1])
+
+	def test_table_lists_every_gate(self):
+		t = st.gate_table()
+		for g in st.GATES:
+			self.assertIn(g['name'], t)
+
+	def test_readme_shows_the_gates(self):
+		readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..',
+				      'README.md')
+		with open(readme) as f:
+			self.assertIn(st.gate_table(), f.read())
+
+
 if __name__ == '__main__':
 	unittest.main()

@@ -1539,6 +1539,28 @@ static void describe_status(int idx, int st)
 }
 
 /* One run of @mode on @cpus CPUs.  Returns 0 or -1 (failed). */
+/*
+ * The "hits" count of an OpLog type's stats file (oplog_stats_show() in
+ * lib/oplog.c), or -1 if it cannot be read.  An "-oplog" mode's RESULT
+ * line carries its growth over the mode's runs, so that a mode whose
+ * OpLog never took the fast path shows oplog_hits=0.  Only the mode's own
+ * type counts: the dentry OpLog also hits during an inotify benchmark.
+ */
+static long long oplog_hits(const char *stats)
+{
+	long long v, hits = -1;
+	char line[128];
+	FILE *f = fopen(stats, "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "hits %lld", &v) == 1)
+			hits = v;
+	fclose(f);
+	return hits;
+}
+
 static int run_once(int mode, int cpus, struct run_result *res)
 {
 	struct bench_run r = { 0 };
@@ -1547,6 +1569,8 @@ static int run_once(int mode, int cpus, struct run_result *res)
 	pid_t parent = getpid();
 	int i, k, ret = -1;
 	bool ready, extended = false, traced = false;
+	const char *stats = modes[mode].oplog_stats;
+	long long hits = TRACE_NO_HITS;
 
 	r.nr = nr_workers_for(mode, cpus);
 	r.pid = calloc(r.nr, sizeof(*r.pid));
@@ -1615,7 +1639,14 @@ static int run_once(int mode, int cpus, struct run_result *res)
 	if (watch_until(&r, bench_now_ns() +
 			bench_cfg.warmup_ms * 1000000ULL))
 		goto out_kill;
-	/* The tracer's window: what the workers do between the two marks. */
+	/*
+	 * The tracer's window: what the workers do between the two marks.
+	 * An "-oplog" mode's hits are read on both sides of it (outside the
+	 * marks), so that the host can tell how many operations its OpLog
+	 * served.
+	 */
+	if (stats && trace_enabled())
+		hits = oplog_hits(stats);
 	trace_window_start();
 	traced = true;
 	set_phase(BENCH_PHASE_MEASURE);
@@ -1624,6 +1655,11 @@ static int run_once(int mode, int cpus, struct run_result *res)
 	    watch_first_op(&r, t0, &extended))
 		goto out_kill;
 	set_phase(BENCH_PHASE_STOP);
+	if (hits >= 0) {
+		long long h1 = oplog_hits(stats);
+
+		hits = h1 >= 0 ? h1 - hits : -1;
+	}
 	t1 = bench_now_ns();
 	if (extended)
 		ksft_print_msg("%s %s cpus=%d: window extended to %.1f ms for an operation\n",
@@ -1689,34 +1725,12 @@ out_kill:
 	kill_workers(&r);
 out_free:
 	if (traced)
-		trace_window_report(bd->name, modes[mode].name, cpus,
-				    ret ? 0 : res->ops, !ret);
+		trace_window_report_hits(bd->name, modes[mode].name, cpus,
+					 ret ? 0 : res->ops, !ret, hits);
 	free(r.pid);
 	free(r.status);
 	free(r.reaped);
 	return ret;
-}
-
-/*
- * The "hits" count of an OpLog type's stats file (oplog_stats_show() in
- * lib/oplog.c), or -1 if it cannot be read.  An "-oplog" mode's RESULT
- * line carries its growth over the mode's runs, so that a mode whose
- * OpLog never took the fast path shows oplog_hits=0.  Only the mode's own
- * type counts: the dentry OpLog also hits during an inotify benchmark.
- */
-static long long oplog_hits(const char *stats)
-{
-	long long v, hits = -1;
-	char line[128];
-	FILE *f = fopen(stats, "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "hits %lld", &v) == 1)
-			hits = v;
-	fclose(f);
-	return hits;
 }
 
 /* All runs of one (mode, cpus) pair: one RESULT line, one TAP result. */

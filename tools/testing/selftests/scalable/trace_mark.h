@@ -21,6 +21,7 @@
 #define SCALABLE_TRACE_MARK_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "../kselftest.h"
@@ -48,17 +49,36 @@ static inline bool trace_enabled(void)
 	return !!getenv("SCALABLE_TRACE");
 }
 
+/* trace_window_report_hits(): the window is not an OpLog mode's. */
+#define TRACE_NO_HITS	(-2LL)
+
 /*
  * One line per marked window: the benchmark, its mode, the CPU count, the
- * operations counted in the window and whether the run succeeded.
+ * operations counted in the window and whether the run succeeded; for an
+ * "-oplog" mode, @hits is how many operations the mode's OpLog type took
+ * through its hit path meanwhile (-1: its stats could not be read), which
+ * the host divides by @ops ("served by the OpLog").
  */
+static inline void trace_window_report_hits(const char *bench,
+					    const char *mode, int cpus,
+					    unsigned long long ops, bool ok,
+					    long long hits)
+{
+	char extra[32] = "";
+
+	if (!trace_enabled())
+		return;
+	if (hits != TRACE_NO_HITS)
+		snprintf(extra, sizeof(extra), " hits=%lld", hits);
+	ksft_print_msg("TRACE_WINDOW bench=%s mode=%s cpus=%d ops=%llu status=%s%s\n",
+		       bench, mode, cpus, ops, ok ? "ok" : "fail", extra);
+}
+
 static inline void trace_window_report(const char *bench, const char *mode,
 				       int cpus, unsigned long long ops,
 				       bool ok)
 {
-	if (trace_enabled())
-		ksft_print_msg("TRACE_WINDOW bench=%s mode=%s cpus=%d ops=%llu status=%s\n",
-			       bench, mode, cpus, ops, ok ? "ok" : "fail");
+	trace_window_report_hits(bench, mode, cpus, ops, ok, TRACE_NO_HITS);
 }
 
 #endif /* SCALABLE_TRACE_MARK_H */
