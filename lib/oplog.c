@@ -375,6 +375,9 @@ static void oplog_apply(struct oplog_type *type, struct oplog_obj *obj,
 		ops->exec(obj, op);
 		applied++;
 	}
+	/* Every logged operation of a reserving type used one unit. */
+	if (ops->release && applied)
+		ops->release(obj, applied);
 	oplog_stat(type, OPLOG_STAT_APPLIED, applied);
 	if (absorbed)
 		oplog_stat(type, OPLOG_STAT_ABSORBED_GLOBAL, absorbed);
@@ -405,7 +408,7 @@ static struct oplog_log *oplog_collect(struct oplog_type *type,
 	bool detach = how != OPLOG_DETACH_NONE;
 	struct oplog_cache *cache = oplog_cache_of(type, cpu);
 	struct oplog_log *log;
-	unsigned int i;
+	unsigned int i, credit = 0;
 
 	lockdep_assert_held(oplog_lock_of(type, obj));
 
@@ -423,6 +426,7 @@ static struct oplog_log *oplog_collect(struct oplog_type *type,
 		       delta))
 		*left = true;
 	if (detach) {
+		credit = log->credit;
 		WRITE_ONCE(log->obj, NULL);
 		WRITE_ONCE(cache->nr_logs, cache->nr_logs - 1);
 		if (how == OPLOG_DETACH_FREE)
@@ -432,6 +436,9 @@ static struct oplog_log *oplog_collect(struct oplog_type *type,
 	}
 	raw_spin_unlock(&log->lock);
 	raw_spin_unlock(&cache->lock);
+	/* A detached log's unused grant goes back to its object. */
+	if (detach && credit && type->ops->release)
+		type->ops->release(obj, credit);
 	return detach ? log : NULL;
 }
 
@@ -758,11 +765,13 @@ static __always_inline bool oplog_append(struct oplog_type *type,
 			break;
 		}
 	}
-	if (log->len >= type->max_len)
+	if (log->len >= type->max_len || !log->credit)
 		return false;
 	op->ts = oplog_stamped(type) ? oplog_clock() : 0;
 	list_add_tail(&op->node, &log->ops);
 	log->len++;
+	if (log->credit != UINT_MAX)
+		log->credit--;
 done:
 	if (!READ_ONCE(log->referenced))
 		WRITE_ONCE(log->referenced, true);
@@ -857,15 +866,20 @@ static void oplog_take_over(struct oplog_type *type, struct oplog_cache *cache,
 			    struct list_head *batch, long *delta)
 {
 	struct oplog_obj *victim = log->obj;
+	unsigned int credit;
 
 	lockdep_assert_held(&cache->lock);
 	lockdep_assert_held(oplog_lock_of(type, victim));
 
 	raw_spin_lock(&log->lock);
 	oplog_take(type, log, U64_MAX, false, batch, delta);
+	credit = log->credit;
 	WRITE_ONCE(log->obj, obj);
 	WRITE_ONCE(log->referenced, false);
 	raw_spin_unlock(&log->lock);
+	/* The victim's unused grant goes back to it (its lock is held). */
+	if (credit && type->ops->release)
+		type->ops->release(victim, credit);
 	if (oplog_exact_bits())
 		WRITE_ONCE(victim->cpus, victim->cpus & ~oplog_cpu_bit(log->cpu));
 	local_inc(&cache->stats[OPLOG_STAT_EVICTIONS]);
@@ -903,6 +917,7 @@ static void oplog_install_new(struct oplog_type *type, struct oplog_cache *cache
 	raw_spin_lock_init(&log->lock);
 	lockdep_set_class(&log->lock, &type->log_key);
 	log->len = 0;
+	log->credit = 0;
 	log->obj = obj;
 	log->type = type;
 	log->cpu = cpu;
@@ -924,13 +939,15 @@ static void oplog_install_new(struct oplog_type *type, struct oplog_cache *cache
 static void oplog_append_first(struct oplog_type *type,
 			       struct oplog_cache *cache, struct oplog_log *log,
 			       struct oplog_obj *obj, unsigned int cpu,
-			       struct oplog_op *op, long delta)
+			       struct oplog_op *op, long delta,
+			       unsigned int grant)
 	__releases(&cache->lock)
 {
 	struct oplog_op *none = NULL;
 
 	WRITE_ONCE(obj->cpus, obj->cpus | oplog_cpu_bit(cpu));
 	raw_spin_lock(&log->lock);
+	log->credit = grant;
 	oplog_append(type, cache, log, oplog_has_list(type), op, delta, &none);
 	raw_spin_unlock(&log->lock);
 	raw_spin_unlock(&cache->lock);
@@ -950,6 +967,7 @@ static void oplog_append_first(struct oplog_type *type,
 static enum oplog_miss oplog_install(struct oplog_type *type,
 				     struct oplog_obj *obj,
 				     struct oplog_op *op, long delta,
+				     unsigned int grant,
 				     struct oplog_log **new,
 				     struct oplog_op **absorbed)
 {
@@ -974,10 +992,15 @@ static enum oplog_miss oplog_install(struct oplog_type *type,
 	raw_spin_lock(&cache->lock);
 	log = cache->slots[i];
 	if (log && log->obj == obj) {
-		/* Attached by another task meanwhile, or full. */
+		/* Attached by another task meanwhile, full, or its grant used. */
 		raw_spin_lock(&log->lock);
+		if (grant != UINT_MAX)
+			log->credit += grant;
 		done = oplog_append(type, cache, log, oplog_has_list(type), op,
 				    delta, absorbed);
+		/* Full: the caller gives the grant back. */
+		if (!done && grant != UINT_MAX)
+			log->credit -= grant;
 		raw_spin_unlock(&log->lock);
 		raw_spin_unlock(&cache->lock);
 		if (!done) {
@@ -990,7 +1013,8 @@ static enum oplog_miss oplog_install(struct oplog_type *type,
 	}
 	if (log && !log->obj) {
 		oplog_reuse(type, cache, log, obj);
-		oplog_append_first(type, cache, log, obj, cpu, op, delta);
+		oplog_append_first(type, cache, log, obj, cpu, op, delta,
+				   grant);
 		return OPLOG_MISS_LOGGED;
 	}
 	if (log) {
@@ -1002,7 +1026,8 @@ static enum oplog_miss oplog_install(struct oplog_type *type,
 			goto direct;
 		}
 		oplog_take_over(type, cache, log, obj, &evicted, &vdelta);
-		oplog_append_first(type, cache, log, obj, cpu, op, delta);
+		oplog_append_first(type, cache, log, obj, cpu, op, delta,
+				   grant);
 		/* Thesis section 7: an evicted object is synchronized. */
 		oplog_apply_evicted(type, victim, cpu, &evicted, vdelta);
 		if (type->ops->detach)
@@ -1017,7 +1042,7 @@ static enum oplog_miss oplog_install(struct oplog_type *type,
 	log = *new;
 	*new = NULL;
 	oplog_install_new(type, cache, log, obj, cpu, i);
-	oplog_append_first(type, cache, log, obj, cpu, op, delta);
+	oplog_append_first(type, cache, log, obj, cpu, op, delta, grant);
 	return OPLOG_MISS_LOGGED;
 
 direct:
@@ -1059,22 +1084,39 @@ static int oplog_slow(struct oplog_type *type, struct oplog_obj *obj,
 	const struct oplog_type_ops *ops = type->ops;
 	spinlock_t *lock = oplog_lock_of(type, obj);
 	struct oplog_op *absorbed = NULL;
+	unsigned int grant = UINT_MAX;
 	struct oplog_log *new;
+	int err = 0;
 
 	spin_lock(lock);
 	if (ops->attach && !ops->attach(obj)) {
 		spin_unlock(lock);
 		return -ENOENT;
 	}
+	if (ops->reserve) {
+		grant = min(ops->reserve(obj, type->max_len), type->max_len);
+		if (!grant) {
+			if (ops->detach)
+				ops->detach(obj);
+			spin_unlock(lock);
+			return -ENOSPC;
+		}
+	}
 	new = NULL;
 	if (oplog_needs_log(type, obj))
 		new = kmem_cache_alloc(oplog_log_cachep,
 				       GFP_NOWAIT | __GFP_NOWARN);
-	switch (oplog_install(type, obj, op, delta, &new, &absorbed)) {
+	switch (oplog_install(type, obj, op, delta, grant, &new, &absorbed)) {
 	case OPLOG_MISS_LOGGED:
 		break;
 	case OPLOG_MISS_DIRECT:
-		oplog_direct(type, obj, op, delta);
+		if (ops->reserve) {
+			/* The caller applies @op its own way. */
+			ops->release(obj, grant);
+			err = -ENOSPC;
+		} else {
+			oplog_direct(type, obj, op, delta);
+		}
 		fallthrough;
 	case OPLOG_MISS_RACED:
 		if (ops->detach)
@@ -1086,7 +1128,7 @@ static int oplog_slow(struct oplog_type *type, struct oplog_obj *obj,
 		oplog_absorbed(type, obj, absorbed, op);
 	if (new)
 		kmem_cache_free(oplog_log_cachep, new);
-	return 0;
+	return err;
 }
 
 /**
@@ -1111,8 +1153,10 @@ static int oplog_slow(struct oplog_type *type, struct oplog_obj *obj,
  * @obj's lock held (a miss takes it, ->obj_lock).  Allocates a
  * log with GFP_NOWAIT on a miss only.
  * Return: 0 if @op was logged, absorbed or executed; -ENOENT if ->attach
- * refused (@op is untouched and still the caller's); -EINVAL (and a
- * warning) for a counter type or outside task context.
+ * refused, -ENOSPC if a type with ->reserve got no grant or no log (in both
+ * cases @op is untouched and still the caller's, to apply its own way
+ * after oplog_flush()); -EINVAL (and a warning) for a counter type or
+ * outside task context.
  */
 int oplog_queue(struct oplog_type *type, struct oplog_obj *obj,
 		struct oplog_op *op)
@@ -1555,6 +1599,10 @@ int oplog_type_register(struct oplog_type *type)
 	if (type->flags & ~(OPLOG_LOCAL_ABSORB | OPLOG_GLOBAL_ABSORB |
 			    OPLOG_UNSTAMPED) ||
 	    (type->flags && type->kind != OPLOG_ABSORBING))
+		return -EINVAL;
+	/* A grant bounds logged operations: those of an ordered log. */
+	if ((ops->reserve || ops->release) &&
+	    (!ops->reserve || !ops->release || type->kind != OPLOG_ORDERED))
 		return -EINVAL;
 	/* Global absorption needs an item's add ordered before its remove. */
 	if ((type->flags & OPLOG_UNSTAMPED) &&

@@ -21,6 +21,7 @@
 #include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
+#include <linux/minmax.h>
 #include <linux/oplog.h>
 #include <linux/prandom.h>
 #include <linux/sched.h>
@@ -54,6 +55,10 @@ struct ot_obj {
 	/* stress */
 	unsigned int		*next_seq;	/* per thread (CPU) */
 	int			order_errors;
+	/* ->reserve: room in logs granted within budget */
+	unsigned int		budget;
+	unsigned int		reserved;
+	int			release_errors;
 };
 
 struct ot_op {
@@ -161,6 +166,41 @@ static void ot_detach(struct oplog_obj *oo)
 	o->attached--;
 }
 
+/* Grants at most two units at a time, within the object's budget. */
+static unsigned int ot_reserve(struct oplog_obj *oo, unsigned int want)
+{
+	struct ot_obj *o = ot_of(oo);
+	unsigned int grant;
+
+	if (!ot_held(o))
+		o->unlocked_calls++;
+	grant = min3(want, o->budget - o->reserved, 2U);
+	o->reserved += grant;
+	return grant;
+}
+
+static void ot_release(struct oplog_obj *oo, unsigned int n)
+{
+	struct ot_obj *o = ot_of(oo);
+
+	if (!ot_held(o))
+		o->unlocked_calls++;
+	if (n > o->reserved) {
+		o->release_errors++;
+		n = o->reserved;
+	}
+	o->reserved -= n;
+}
+
+static const struct oplog_type_ops ot_reserve_ops = {
+	.obj_lock	= ot_lock,
+	.exec		= ot_exec,
+	.attach		= ot_attach,
+	.detach		= ot_detach,
+	.reserve	= ot_reserve,
+	.release	= ot_release,
+};
+
 static const struct oplog_type_ops ot_ops = {
 	.obj_lock	= ot_lock,
 	.exec		= ot_exec,
@@ -230,10 +270,16 @@ static struct oplog_type ot_unstamped = {
 	.nr_slots = 16, .flags = OPLOG_LOCAL_ABSORB | OPLOG_UNSTAMPED,
 };
 
+/* Logs hold what ->reserve granted them, within OT_SHORT_LEN. */
+static struct oplog_type ot_reserving = {
+	.name = "kunit_reserving", .kind = OPLOG_ORDERED,
+	.ops = &ot_reserve_ops, .nr_slots = 16, .max_len = OT_SHORT_LEN,
+};
+
 static struct oplog_type *ot_types[] = {
 	&ot_ordered, &ot_counter, &ot_local, &ot_global, &ot_noabsorb,
 	&ot_oneslot, &ot_short, &ot_stress, &ot_counter1, &ot_cstress,
-	&ot_unstamped,
+	&ot_unstamped, &ot_reserving,
 };
 
 /* A second lock class, for an object whose lock the test holds itself. */
@@ -1034,6 +1080,63 @@ static void oplog_test_refuse(struct kunit *test)
 }
 
 /*
+ * ->reserve bounds the logged operations: a log takes what it was granted
+ * (asking again on a miss when that is used up), a queue that gets no
+ * grant fails with -ENOSPC and leaves its operation to the caller, and
+ * every unit comes back through ->release: applied operations at a
+ * synchronize, a detached log's unused grant at a flush.  A grant without
+ * ->release, or on a kind other than ordered, is refused at registration.
+ */
+static void oplog_test_reserve(struct kunit *test)
+{
+	static const struct oplog_type_ops half_ops = {
+		.obj_lock = ot_lock, .exec = ot_exec, .reserve = ot_reserve,
+	};
+	static const struct oplog_type_ops counter_ops = {
+		.obj_lock = ot_lock, .fold = ot_fold, .reserve = ot_reserve,
+		.release = ot_release,
+	};
+	static struct oplog_type bad_half = {
+		.name = "kunit_bad_half", .kind = OPLOG_ORDERED, .ops = &half_ops,
+	};
+	static struct oplog_type bad_counter = {
+		.name = "kunit_bad_counter", .kind = OPLOG_COUNTER,
+		.ops = &counter_ops,
+	};
+	struct ot_obj *o = ot_new(test, true);
+	struct ot_op *ops = ot_ops_new(test, 4);
+	unsigned int cpu = cpumask_first(cpu_online_mask);
+	int i;
+
+	KUNIT_EXPECT_EQ(test, oplog_type_register(&bad_half), -EINVAL);
+	KUNIT_EXPECT_EQ(test, oplog_type_register(&bad_counter), -EINVAL);
+
+	o->budget = 3;
+	/* Two by the first grant, the third by a second one on a miss. */
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, ot_queue_on(cpu, &ot_reserving, o, &ops[i]), 0);
+	KUNIT_EXPECT_EQ(test, o->nr_exec, 0);
+	KUNIT_EXPECT_EQ(test, o->reserved, 3U);
+	/* The budget is used up: the caller keeps its operation. */
+	KUNIT_EXPECT_EQ(test, ot_queue_on(cpu, &ot_reserving, o, &ops[3]), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, o->nr_exec, 0);
+	KUNIT_EXPECT_EQ(test, o->attached, 1);
+
+	oplog_synchronize(&ot_reserving, &o->oo);
+	KUNIT_EXPECT_EQ(test, o->nr_exec, 3);
+	KUNIT_EXPECT_EQ(test, o->reserved, 0U);
+	oplog_unlock(&ot_reserving, &o->oo);
+
+	/* Room again; the grant's unused unit comes back at the flush. */
+	KUNIT_EXPECT_EQ(test, ot_queue_on(cpu, &ot_reserving, o, &ops[3]), 0);
+	KUNIT_EXPECT_EQ(test, o->reserved, 2U);
+	ot_flush_check(test, &ot_reserving, o);
+	ot_expect_order(test, o, ops, 4);
+	KUNIT_EXPECT_EQ(test, o->reserved, 0U);
+	KUNIT_EXPECT_EQ(test, o->release_errors, 0);
+}
+
+/*
  * %OPLOG_UNSTAMPED: no operation gets a timestamp, a synchronize applies
  * them in the order taken (a stamped absorbing type sorts them by key),
  * local absorption still works, and every logged operation is taken (no
@@ -1458,6 +1561,7 @@ static struct kunit_case oplog_test_cases[] = {
 	KUNIT_CASE(oplog_test_hotplug),
 	KUNIT_CASE(oplog_test_refuse),
 	KUNIT_CASE(oplog_test_unstamped),
+	KUNIT_CASE(oplog_test_reserve),
 	KUNIT_CASE(oplog_test_unregistered),
 	KUNIT_CASE(oplog_test_stress),
 	KUNIT_CASE(oplog_test_counter_stress),

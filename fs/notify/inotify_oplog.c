@@ -34,7 +34,8 @@
  * rules exact: the tail and the count are those of the queue the reader
  * sees, and the overflow event sits where the first event was lost.  The
  * logs hold at most INOTIFY_OPLOG_MAX_LEN (1024) events per CPU before
- * they apply themselves, so the memory of unread events stays bounded.
+ * they apply themselves, and never more than the room their CPU
+ * reserved within max_queued_events (see Memory below).
  *
  * Readers.  read(), poll() (hence epoll and select) and FIONREAD lock the
  * queue with inotify_oplog_lock_queue(), which applies the logs when the
@@ -72,10 +73,15 @@
  * group's log from this CPU's cache trylocks that group's
  * notification_lock under its own and the cache lock (lib/oplog.c).
  *
- * Memory: events in the logs are not counted against max_queued_events
- * until they are applied; each CPU's log of a group holds at most
- * INOTIFY_OPLOG_MAX_LEN of them, and they are charged to the group's
- * memcg like the queued ones.
+ * Memory: events in the logs count against max_queued_events from the
+ * moment they are logged.  A log takes events only within the room its
+ * CPU reserved under notification_lock (inotify_oplog_reserve()), and
+ * queued events plus reserved room never exceed max_queued_events when
+ * that lock is released; an event that finds no room is queued the locked
+ * way in the same hold that flushes the logs.  So an instance pins at most
+ * what the locked queue lets it pin: max_queued_events events and the
+ * overflow event.  The events are charged to the group's memcg like the
+ * queued ones.
  */
 
 #include <kunit/visibility.h>
@@ -84,6 +90,7 @@
 #include <linux/fsnotify_backend.h>
 #include <linux/init.h>
 #include <linux/kstrtox.h>
+#include <linux/minmax.h>
 #include <linux/mutex.h>
 #include <linux/preempt.h>
 #include <linux/sched.h>
@@ -138,10 +145,51 @@ static bool inotify_oplog_attach(struct oplog_obj *obj)
 	return !inotify_oplog_group(obj)->shutdown;
 }
 
+/*
+ * Grant this CPU's log of the group room for at most @want more events,
+ * notification_lock held.  Invariant: q_len + oplog_reserved <=
+ * max_events, where oplog_reserved counts the events sitting in logs plus
+ * what the logs may still take; so queued and logged events together
+ * never exceed max_events, the locked queue's bound.  Each grant is at
+ * most the CPU's share of the limit, so that every CPU can get room while
+ * the queue is short.  No room left: oplog_queue() fails with -ENOSPC and
+ * the event takes inotify_oplog_add_locked(), which flushes the logs (their
+ * unused grants come back) before it queues the event the locked way.
+ */
+static unsigned int inotify_oplog_reserve(struct oplog_obj *obj,
+					  unsigned int want)
+{
+	struct fsnotify_group *group = inotify_oplog_group(obj);
+	unsigned int *reserved = &group->inotify_data.oplog_reserved;
+	unsigned int used = group->q_len + *reserved, grant;
+
+	lockdep_assert_held(&group->notification_lock);
+	if (used >= group->max_events)
+		return 0;
+	grant = min3(want, group->max_events - used,
+		     max(group->max_events / nr_cpu_ids, 1U));
+	*reserved += grant;
+	return grant;
+}
+
+/* @n granted units came back: events taken to be applied, unused room. */
+static void inotify_oplog_release(struct oplog_obj *obj, unsigned int n)
+{
+	struct fsnotify_group *group = inotify_oplog_group(obj);
+	unsigned int *reserved = &group->inotify_data.oplog_reserved;
+
+	lockdep_assert_held(&group->notification_lock);
+	if (WARN_ON_ONCE(n > *reserved))
+		n = *reserved;
+	*reserved -= n;
+}
+
 static const struct oplog_type_ops inotify_oplog_ops = {
 	.obj_lock	= inotify_oplog_lock,
 	.exec		= inotify_oplog_exec,
 	.attach		= inotify_oplog_attach,
+	.reserve	= inotify_oplog_reserve,
+	.release	= inotify_oplog_release,
 };
 
 /*
@@ -176,6 +224,31 @@ static void inotify_oplog_wake(struct fsnotify_group *group)
 	kill_fasync(&group->fsn_fa, SIGIO, POLL_IN);
 }
 
+/*
+ * Queue @event the locked way, after every logged event: the logs are
+ * flushed under the same hold of notification_lock, so that no event
+ * logged before is overtaken, and no reader sees @event before them.  The
+ * flush gives the logs' unused grants back (inotify_oplog_reserve()).
+ */
+static void inotify_oplog_add_locked(struct fsnotify_group *group,
+				     struct inotify_event_info *event)
+{
+	bool queued;
+	int ret;
+
+	spin_lock(&group->notification_lock);
+	oplog_flush_locked(&inotify_oplog_type, &group->inotify_data.oplog);
+	ret = fsnotify_insert_event_locked(group, &event->fse, inotify_merge,
+					   NULL, &queued);
+	spin_unlock(&group->notification_lock);
+	if (ret)
+		group->ops->free_event(group, &event->fse);
+	if (queued) {
+		wake_up(&group->notification_waitq);
+		kill_fasync(&group->fsn_fa, SIGIO, POLL_IN);
+	}
+}
+
 /**
  * __inotify_oplog_queue() - queue an event on this CPU's log of its group
  * @group: the inotify group
@@ -184,8 +257,10 @@ static void inotify_oplog_wake(struct fsnotify_group *group)
  *
  * Appends @event to this CPU's ordered log of @group (the thesis's
  * Object::queue, section 5.1): on a hit only this CPU's log lock is taken.
- * A miss takes notification_lock to attach a log, or applies @event at
- * once when no log can be had.  Then wakes a sleeping reader.
+ * A miss takes notification_lock to attach a log and reserve room for it
+ * (inotify_oplog_reserve()); with no room or no log, @event is queued the
+ * locked way after the logged events (inotify_oplog_add_locked()).  Then
+ * wakes a sleeping reader.
  *
  * Context: task context (OpLog's per-CPU locks are not interrupt-safe; the
  * locked queue's notification_lock is not either, so inotify events come
@@ -200,10 +275,17 @@ static void inotify_oplog_wake(struct fsnotify_group *group)
 bool __inotify_oplog_queue(struct fsnotify_group *group,
 			   struct inotify_event_info *event)
 {
+	int err;
+
 	if (WARN_ON_ONCE(!in_task()))
 		return false;
-	if (oplog_queue(&inotify_oplog_type, &group->inotify_data.oplog,
-			&event->op))
+	err = oplog_queue(&inotify_oplog_type, &group->inotify_data.oplog,
+			  &event->op);
+	if (err == -ENOSPC) {
+		inotify_oplog_add_locked(group, event);
+		return true;
+	}
+	if (err)
 		return false;
 	inotify_oplog_wake(group);
 	return true;

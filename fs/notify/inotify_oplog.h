@@ -30,6 +30,7 @@ void inotify_oplog_flush(struct fsnotify_group *group);
 static inline void inotify_oplog_init(struct fsnotify_group *group)
 {
 	oplog_obj_init(&group->inotify_data.oplog);
+	group->inotify_data.oplog_reserved = 0;
 }
 
 /*

@@ -230,6 +230,43 @@ static void inotify_oplog_test_full_log(struct kunit *test)
 }
 
 /*
+ * Logged events count against max_queued_events when they are logged:
+ * with nobody reading, a group of 8 that is sent 32 distinct events from
+ * every CPU in turn holds the first 8 and the overflow event, queued
+ * before any reader comes (the locked queue's bound, not 8 plus a log per
+ * CPU), and queued events (but the overflow event) plus the room granted
+ * to logs never exceed the limit.  The flush gives every grant back.
+ */
+static void inotify_oplog_test_bounded(struct kunit *test)
+{
+	struct iot *t = test->priv;
+	struct fsnotify_group *group = iot_group(test, 8);
+	unsigned int overflow, queued;
+	int wd[16], i;
+	u32 mask[16];
+
+	for (i = 0; i < 32; i++) {
+		iot_add_on(test, t->cpus[i % t->nr_cpus], group, i + 1,
+			   IN_MODIFY);
+		spin_lock(&group->notification_lock);
+		overflow = !list_empty(&group->overflow_event->list);
+		KUNIT_EXPECT_LE_MSG(test, group->q_len - overflow +
+				    group->inotify_data.oplog_reserved, 8U,
+				    "after event %d", i + 1);
+		spin_unlock(&group->notification_lock);
+	}
+	queued = READ_ONCE(group->q_len);
+	KUNIT_EXPECT_EQ(test, queued, 9U);
+	KUNIT_ASSERT_EQ(test, iot_snapshot(group, wd, mask, 16), 9);
+	for (i = 0; i < 8; i++)
+		KUNIT_EXPECT_EQ_MSG(test, wd[i], i + 1, "position %d", i);
+	KUNIT_EXPECT_EQ(test, mask[8], (u32)FS_Q_OVERFLOW);
+	inotify_oplog_flush(group);
+	KUNIT_EXPECT_EQ(test, group->inotify_data.oplog_reserved, 0U);
+	fsnotify_destroy_group(group);
+}
+
+/*
  * Coalescing is decided when the logs are applied, against the tail of the
  * queue: identical events queued on two CPUs while the first is unread
  * become one; a different event in between keeps all three; an event
@@ -413,6 +450,7 @@ static struct kunit_case inotify_oplog_test_cases[] = {
 	KUNIT_CASE(inotify_oplog_test_merge_tail),
 	KUNIT_CASE(inotify_oplog_test_overflow),
 	KUNIT_CASE(inotify_oplog_test_full_log),
+	KUNIT_CASE(inotify_oplog_test_bounded),
 	KUNIT_CASE(inotify_oplog_test_release),
 	KUNIT_CASE(inotify_oplog_test_switch),
 	KUNIT_CASE(inotify_oplog_test_hotplug),

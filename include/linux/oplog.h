@@ -121,6 +121,20 @@ enum oplog_kind {
  *	the object lock is released afterwards, so @detach must not drop the
  *	last reference that keeps the object (and its lock) alive.
  *	Optional.
+ * @reserve: a CPU's log of this object may take at most @want more
+ *	operations: return how many it may take (0 to @want).  Each logged
+ *	operation uses one unit of what a log was granted, and a log whose
+ *	grant is used up misses and asks again; a type bounds by this the
+ *	operations that sit in logs (inotify counts them against the queue's
+ *	limit).  Object lock held, in oplog_queue()'s context; it may be
+ *	called with OpLog's per-CPU raw locks held, so it must not sleep or
+ *	take other locks.  With @reserve, oplog_queue() never executes an
+ *	operation itself: where it would (no grant, no log memory, a busy
+ *	victim, a full log) it fails with -ENOSPC and the caller takes its
+ *	own locked path.  Only for %OPLOG_ORDERED; needs @release.
+ * @release: @n units granted by @reserve went back: operations taken out
+ *	of the logs to be applied (before their @exec), or a detached log's
+ *	unused grant.  Same context as @reserve.
  *
  * None of the callbacks may call oplog_queue() or oplog_add() on the object
  * they were called for: its lock is held.
@@ -133,6 +147,8 @@ struct oplog_type_ops {
 			  struct oplog_op *remove);
 	bool	(*attach)(struct oplog_obj *obj);
 	void	(*detach)(struct oplog_obj *obj);
+	unsigned int (*reserve)(struct oplog_obj *obj, unsigned int want);
+	void	(*release)(struct oplog_obj *obj, unsigned int n);
 };
 
 /**
@@ -207,6 +223,7 @@ enum oplog_stat {
 struct oplog_log {
 	raw_spinlock_t		lock;
 	unsigned int		len;
+	unsigned int		credit;	/* ->reserve's grant left, or UINT_MAX */
 	struct oplog_obj	*obj;
 	struct oplog_type	*type;
 	unsigned int		cpu;

@@ -2203,4 +2203,186 @@ TEST_F_TIMEOUT(inotify, many_cpus_count, 120)
 	free(c);
 }
 
+/* ---- unread_bounded ---- */
+
+/*
+ * An unprivileged user's unread instances pin at most what the locked
+ * queue lets them pin: each holds max_queued_events events and the
+ * overflow event, wherever the events wait (queue or per-CPU logs).
+ * UB_ITERS create+unlink pairs per CPU give each instance 1022 events
+ * per CPU, just under a per-CPU log's length, which is what logs would
+ * hold if they did not count against the limit.
+ */
+#define UB_INSTANCES	64
+#define UB_MAXQ		64
+#define UB_ITERS	511
+#define UB_EVENT_MAX	256	/* bytes per event, slab rounding included */
+#define UB_SLACK_KB	1024	/* the instances, the writers, other slab */
+#define UB_NOBODY	65534
+
+struct ub_writer {
+	const char *dir;
+	int cpu, err;
+};
+
+/* A /proc/meminfo field in kB, or -1. */
+static long meminfo_kb(const char *key)
+{
+	char line[128];
+	long v = -1;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)) &&
+		    sscanf(line + strlen(key), "%ld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+static void *ub_write(void *arg)
+{
+	struct ub_writer *w = arg;
+	char path[PATH_MAX];
+	cpu_set_t set;
+	int i, fd;
+
+	CPU_ZERO(&set);
+	CPU_SET(w->cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		w->err = errno;
+		return NULL;
+	}
+	for (i = 0; i < UB_ITERS; i++) {
+		snprintf(path, sizeof(path), "%s/u%d_%d", w->dir, w->cpu, i);
+		fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+		if (fd < 0 || close(fd) || unlink(path)) {
+			w->err = errno;
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Does the unreclaimable slab count only live objects?  Not with KASAN's
+ * quarantine, which holds freed objects (every event dropped at the
+ * limit), nor with kmemleak, which adds an object per allocation.
+ */
+static bool ub_slab_exact(void)
+{
+	char line[256];
+	bool exact = access("/sys/kernel/debug/kmemleak", F_OK) != 0;
+	FILE *f = exact ? fopen("/proc/kallsyms", "re") : NULL;
+
+	while (f && exact && fgets(line, sizeof(line), f))
+		if (strstr(line, " kasan_quarantine_put"))
+			exact = false;
+	if (f)
+		fclose(f);
+	return exact;
+}
+
+/* Events left in @fd, and the mask of the last one. */
+static long ub_count(int fd, uint32_t *last)
+{
+	__u64 words[4096 / sizeof(__u64)];	/* aligned for the events */
+	const struct inotify_event *ev;
+	char *buf = (char *)words, *p;
+	long n = 0;
+	ssize_t len;
+
+	while ((len = read(fd, buf, sizeof(words))) > 0) {
+		for (p = buf; p < buf + len; p += sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)p;
+			*last = ev->mask;
+			n++;
+		}
+	}
+	return len < 0 && errno != EAGAIN ? -1 : n;
+}
+
+/*
+ * As nobody: UB_INSTANCES unread instances watch @dir while a writer on
+ * every CPU creates and removes files in it.  Returns 0, or a bit mask:
+ * 1 the unreclaimable slab grew past the bound (checked where @exact),
+ * 2 an instance held more (or less) than max_queued_events events and the
+ * overflow event, 4 the setup failed.
+ */
+static int ub_child(const char *dir, bool exact)
+{
+	struct ub_writer w[MAX_CPUS] = {};
+	pthread_t th[MAX_CPUS];
+	int fds[UB_INSTANCES], i, ret = 0;
+	long before, after, bound, n;
+	uint32_t last;
+
+	if (setgid(UB_NOBODY) || setuid(UB_NOBODY))
+		return 4;
+	for (i = 0; i < UB_INSTANCES; i++) {
+		fds[i] = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (fds[i] < 0 ||
+		    inotify_add_watch(fds[i], dir, IN_CREATE | IN_DELETE) < 0) {
+			fprintf(stderr, "# instance %d: %s\n", i, strerror(errno));
+			return 4;
+		}
+	}
+	before = meminfo_kb("SUnreclaim:");
+	for (i = 0; i < g_ncpus; i++) {
+		w[i].dir = dir;
+		w[i].cpu = g_cpus[i];
+		if (pthread_create(&th[i], NULL, ub_write, &w[i]))
+			return 4;
+	}
+	for (i = 0; i < g_ncpus; i++) {
+		pthread_join(th[i], NULL);
+		if (w[i].err) {
+			fprintf(stderr, "# writer on CPU %d: %s\n", w[i].cpu,
+				strerror(w[i].err));
+			ret |= 4;
+		}
+	}
+	after = meminfo_kb("SUnreclaim:");
+	bound = (long)UB_INSTANCES * (UB_MAXQ + 1) * UB_EVENT_MAX / 1024 +
+		UB_SLACK_KB;
+	fprintf(stderr, "# %d unread instances, %d CPUs: slab %+ld kB (bound %ld kB%s)\n",
+		UB_INSTANCES, g_ncpus, after - before, bound,
+		exact ? "" : ", not checked: KASAN or kmemleak");
+	if (before < 0 || after < 0 || (exact && after - before > bound))
+		ret |= 1;
+	for (i = 0; i < UB_INSTANCES; i++) {
+		last = 0;
+		n = ub_count(fds[i], &last);
+		if (n != UB_MAXQ + 1 || last != IN_Q_OVERFLOW) {
+			fprintf(stderr, "# instance %d: %ld events, last %#x\n",
+				i, n, last);
+			ret |= 2;
+		}
+	}
+	return ret;
+}
+
+TEST_F_TIMEOUT(inotify, unread_bounded, 300)
+{
+	bool exact = ub_slab_exact();
+	int status;
+	pid_t pid;
+
+	if (geteuid())
+		SKIP(return, "needs root: sets max_queued_events, runs as nobody");
+	ASSERT_EQ(0, set_maxq(self, UB_MAXQ));
+	ASSERT_EQ(0, chmod(self->dir, 0777));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(ub_child(self->dir, exact));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	restore_maxq(self);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("1: slab past the bound, 2: an instance's count, 4: setup");
+}
+
 TEST_HARNESS_MAIN
