@@ -53,8 +53,11 @@
  * (wq_has_sleeper()), so a reader that keeps reading is not written to per
  * event; kill_fasync() as the locked queue does, which reads one pointer when
  * nobody asked for SIGIO.  Epoll keeps an entry on the wait queue, so it is
- * woken on every event, as with the locked queue.  The lost-wakeup argument is
- * in inotify_oplog_sync_locked().
+ * woken on every event, as with the locked queue.  A writer that finds the
+ * queue full gets no room for its log (inotify_oplog_reserve()) and queues
+ * the locked way, which wakes nobody and sends no signal for an event that
+ * is dropped, as the locked queue.  The lost-wakeup argument is in
+ * inotify_oplog_sync_locked().
  *
  * fanotify keeps the locked queue: its permission events wait for an
  * answer and its merge looks at a hash of queued events, not the tail.

@@ -2385,4 +2385,84 @@ TEST_F_TIMEOUT(inotify, unread_bounded, 300)
 		TH_LOG("1: slab past the bound, 2: an instance's count, 4: setup");
 }
 
+/* ---- full_no_signal ---- */
+
+#define FN_MAXQ		4
+#define FN_EVENTS	100
+
+/*
+ * Pending signals of @sig, taken without waiting.  With F_SETSIG a
+ * real-time signal is queued once per kill_fasync(), so this counts them.
+ */
+static int fn_take(int sig)
+{
+	struct timespec zero = { 0, 0 };
+	siginfo_t si;
+	sigset_t set;
+	int n = 0;
+
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	while (sigtimedwait(&set, &si, &zero) == sig)
+		n++;
+	return n;
+}
+
+/*
+ * An event lost to a full queue wakes nobody and sends no signal, as with
+ * the locked queue: once the queue holds max_queued_events events and the
+ * overflow event, events from every CPU in turn are dropped without a
+ * signal to an O_ASYNC/F_SETSIG owner (inotify(7): the owner is told when
+ * the queue becomes readable, and the overflow event already said it).
+ */
+TEST_F(inotify, full_no_signal)
+{
+	char f[PATH_MAX];
+	int sig = SIGRTMIN + 1, fd, fl, i, n;
+	sigset_t set;
+	struct evlog l;
+
+	if (geteuid())
+		SKIP(return, "needs root to set max_queued_events");
+	ASSERT_EQ(0, set_maxq(self, FN_MAXQ));
+	log_init(&l, 2 * FN_MAXQ);
+	ASSERT_NE(NULL, l.ev);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &set, NULL));
+	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	ASSERT_GE(fd, 0);
+	restore_maxq(self);
+	ASSERT_LE(0, inotify_add_watch(fd, self->dir, IN_CREATE | IN_DELETE));
+	ASSERT_EQ(0, fcntl(fd, F_SETOWN, getpid()));
+	ASSERT_EQ(0, fcntl(fd, F_SETSIG, sig));
+	fl = fcntl(fd, F_GETFL);
+	ASSERT_EQ(0, fcntl(fd, F_SETFL, fl | O_ASYNC));
+
+	/* Fill the queue: FN_MAXQ events, then the overflow event. */
+	for (i = 0; i < FN_MAXQ + 1; i++) {
+		ASSERT_EQ(0, pin(cpu_of(i)));
+		snprintf(f, sizeof(f), "%s/full%d", self->dir, i);
+		ASSERT_EQ(0, mkdir(f, 0700));
+	}
+	ASSERT_LT(0, fn_take(sig));
+	ASSERT_EQ(0, ioctl(fd, FIONREAD, &n));
+	ASSERT_EQ(0, fn_take(sig));
+
+	for (i = 0; i < FN_EVENTS; i++) {
+		ASSERT_EQ(0, pin(cpu_of(i)));
+		snprintf(f, sizeof(f), "%s/lost%d", self->dir, i);
+		ASSERT_EQ(0, mkdir(f, 0700));
+		ASSERT_EQ(0, rmdir(f));
+	}
+	ASSERT_EQ(0, fn_take(sig))
+		TH_LOG("signals for %d events lost to a full queue",
+		       2 * FN_EVENTS);
+	ASSERT_LE(0, drain_log(fd, &l));
+	ASSERT_EQ(FN_MAXQ + 1, l.n);
+	ASSERT_EQ(IN_Q_OVERFLOW, l.ev[FN_MAXQ].mask);
+	close(fd);
+	free(l.ev);
+}
+
 TEST_HARNESS_MAIN
