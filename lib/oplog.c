@@ -1094,7 +1094,10 @@ static int oplog_slow(struct oplog_type *type, struct oplog_obj *obj,
 		return -ENOENT;
 	}
 	if (ops->reserve) {
-		grant = min(ops->reserve(obj, type->max_len), type->max_len);
+		grant = ops->reserve(obj, type->max_len);
+		/* ->reserve grants at most what it is asked for. */
+		if (WARN_ON_ONCE(grant > type->max_len))
+			grant = type->max_len;
 		if (!grant) {
 			if (ops->detach)
 				ops->detach(obj);

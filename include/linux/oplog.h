@@ -219,6 +219,10 @@ enum oplog_stat {
  * A counter's ->delta is outside the union: the owner's lockless hit path
  * may still add to a retired log (see __oplog_add_hit()), and must find
  * the dead mark there, not a QDo head that its add would corrupt.
+ * ->len, ->ops and ->credit are guarded by ->lock.  For a type with
+ * ->reserve, ->len + ->credit is what the type granted this log and has
+ * not had back through ->release (the log's ops and its unused room);
+ * without ->reserve, ->credit is UINT_MAX and never runs out.
  */
 struct oplog_log {
 	raw_spinlock_t		lock;
