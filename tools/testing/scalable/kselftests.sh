@@ -65,8 +65,8 @@ scalable_bench_args() {
 		tmo=$((scalable_soak + 900))
 	fi
 
-	for t in stat_bench open_bench create_bench fork_bench fork_truncate mmap_bench inotify_bench \
-		 ast_bench qdo_latency oplog_list_bench cacheline_bench; do
+	for t in stat_bench open_bench create_bench fork_bench fork_truncate mmap_bench exec_bench \
+		 inotify_bench ast_bench qdo_latency oplog_list_bench cacheline_bench; do
 		# shellcheck disable=SC2018,SC2019 # program names are ASCII
 		v=KSELFTEST_$(echo "$t" | tr a-z A-Z)_ARGS
 		export "$v=$bargs"

@@ -84,8 +84,8 @@ def boot_and_judge(flavour, mode, smp, logdir, cpus=None, upstream_off=False):
 # What a traced boot runs (init.sh, scalable_trace=): the instrument's own
 # check first, then the benchmarks, then an idle window for QDo.
 TRACE_WORKLOADS = ('cacheline_bench', 'stat_bench', 'open_bench', 'create_bench',
-		   'oplog_list_bench', 'fork_bench', 'fork_truncate', 'mmap_bench', 'inotify_bench',
-		   'ast_bench', 'qdo_idle')
+		   'oplog_list_bench', 'fork_bench', 'fork_truncate', 'mmap_bench', 'exec_bench',
+		   'inotify_bench', 'ast_bench', 'qdo_idle')
 TRACE_SMP = '1,2,4,8,16'
 
 

@@ -266,6 +266,14 @@ def initramfs_root(obj, root):
 	# at their host paths: the loader finds them in its default directories.
 	copy_host_files(root, shared_libraries(dynamic_executables(
 		os.path.join(root, 'opt', 'kselftest'))))
+	# exec_bench's dynamically linked programs, and what they load.
+	missing = [p for p in common.EXEC_PROGRAMS if not os.access(p, os.X_OK)]
+	if missing:
+		raise HarnessError('exec_bench runs %s from the host: %s missing (apt-get '
+				   'install coreutils dash)' % (', '.join(common.EXEC_PROGRAMS),
+								', '.join(missing)))
+	copy_host_files(root, list(common.EXEC_PROGRAMS) +
+			shared_libraries(common.EXEC_PROGRAMS))
 	with open(os.path.join(root, 'etc', 'passwd'), 'w') as f:
 		f.write('root:x:0:0:root:/root:/bin/sh\n')
 

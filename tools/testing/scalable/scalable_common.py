@@ -25,7 +25,7 @@ PATCHES = os.path.join(TOP, 'patches')
 
 FLAVOURS = ('release', 'debug', 'kcsan')
 BENCHMARKS = ('stat_bench', 'open_bench', 'create_bench', 'fork_bench', 'fork_truncate',
-	      'mmap_bench', 'inotify_bench', 'ast_bench', 'qdo_latency', 'counter_bench',
+	      'mmap_bench', 'exec_bench', 'inotify_bench', 'ast_bench', 'qdo_latency', 'counter_bench',
 	      'oplog_list', 'cacheline_bench')
 # The series' own kselftests, then the upstream 6.12 targets that exercise
 # path lookup and the dcache (rename, unlink, rmdir, umount, d_invalidate,
@@ -54,6 +54,11 @@ PROGRAM_TARGETS = {
 # that statically): built as upstream builds them, dynamically linked, with
 # their shared libraries copied into the initramfs.
 DYNAMIC_TARGETS = ('fchmodat2', 'openat2')
+# The dynamically linked userland that exec_bench runs (its -P default,
+# /usr/bin): Debian's coreutils and dash, copied into the initramfs at
+# their host paths with the loader and libraries that ldd lists.  /init's
+# PATH puts busybox's /bin first, so nothing else runs them.
+EXEC_PROGRAMS = ('/usr/bin/true', '/usr/bin/dash', '/usr/bin/cat', '/usr/bin/wc')
 # Tests of those targets that cannot run in this guest: test -> (the kernel
 # flavours it is not run on, why).  Taken out of the run list at install
 # time and reported as skipped ("not run").

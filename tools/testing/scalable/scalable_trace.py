@@ -800,6 +800,44 @@ def targets(results):
 			out.append(('inotify %s: OpLog kernel instructions per event at most 5%% above '
 				    'stock, 1 vCPU' % mode, 'met' if x <= y * 1.05 else 'missed',
 				    '%.0f vs %.0f (%+.1f%%)' % (x, y, (x / y - 1) * 100 if y else 0)))
+	# Issue 35: fork+exec+wait of a dynamically linked program.  With the
+	# OpLog, the reverse map's transfers per operation at most 1.1x those
+	# of the private floor (8 and 16 vCPUs) and no more than 1 from the
+	# OpLog's code; the whole operation at 16 vCPUs at most half of stock's,
+	# or the private floor's where that is higher; kernel instructions at
+	# 1 vCPU at most 3% above stock.
+	for shape in ('exec', 'sh'):
+		name = 'exec_bench shared-%s-oplog' % shape
+		for n in (8, 16):
+			a = _row(results, 'exec_bench', 'shared-%s-oplog' % shape, n)
+			s = _row(results, 'exec_bench', 'shared-%s-stock' % shape, n)
+			f = _row(results, 'exec_bench', 'private-%s-stock' % shape, n)
+			if not (a and a['ops'] and f and f['ops']):
+				continue
+			x = a['mechanism_transfers_per_op'].get('rmap')
+			y = f['mechanism_transfers_per_op'].get('rmap')
+			out.append(('%s: reverse-map transfers/op at most 1.1x private-%s-stock\'s at %d '
+				    'vCPUs' % (name, shape, n),
+				    'met' if x is not None and y is not None and x <= 1.1 * y else 'missed',
+				    '%s vs %s' % (fmt(x, 1), fmt(y, 1))))
+			own = a['mechanism_transfers_per_op'].get('oplog')
+			out.append(('%s: OpLog code at most 1 transfer/op at %d vCPUs' % (name, n),
+				    'met' if own is not None and own <= 1 else 'missed', fmt(own, 2)))
+			if n == 16 and s and s['ops']:
+				bound = max(0.5 * s['transfers_per_op'], f['transfers_per_op'])
+				out.append(('%s: transfers/op at most 0.5x shared-%s-stock\'s (or the '
+					    'private floor) at 16 vCPUs' % (name, shape),
+					    'met' if a['transfers_per_op'] <= bound else 'missed',
+					    '%.1f vs stock %.1f, floor %.1f' %
+					    (a['transfers_per_op'], s['transfers_per_op'],
+					     f['transfers_per_op'])))
+		a = _row(results, 'exec_bench', 'shared-%s-oplog' % shape, 1)
+		b = _row(results, 'exec_bench', 'shared-%s-stock' % shape, 1)
+		if a and b and a['ops'] and b['ops']:
+			x, y = a['kernel_insn_per_op'], b['kernel_insn_per_op']
+			out.append(('%s: OpLog kernel instructions at most 3%% above stock, 1 vCPU' % name,
+				    'met' if x <= y * 1.03 else 'missed',
+				    '%.0f vs %.0f (%+.1f%%)' % (x, y, (x / y - 1) * 100 if y else 0)))
 	for r in results:
 		if r['bench'] == 'qdo_idle':
 			q = r['mechanism_transfers_all_contexts'].get('qdo')

@@ -243,6 +243,27 @@ class TraceTest(unittest.TestCase):
 		t = st.targets([row('dir-watch-oplog', 16, 0.3)])
 		self.assertEqual(t[0][1], 'missed')
 
+	def test_exec_targets(self):
+		def row(mode, n, total, rmap, oplog=0, insn=1000):
+			return {'bench': 'exec_bench', 'mode': mode, 'cpus': n, 'ops': 10,
+				'transfers_per_op': total, 'kernel_insn_per_op': insn,
+				'mechanism_transfers_per_op': {'rmap': rmap, 'oplog': oplog}}
+		t = st.targets([row('shared-exec-stock', 16, 7200, 460),
+				row('shared-exec-oplog', 16, 3000, 27, 0.5),
+				row('private-exec-stock', 16, 900, 25)])
+		self.assertEqual([x[1] for x in t], ['met', 'met', 'met'])
+		self.assertEqual(t[0][2], '27.0 vs 25.0')
+		self.assertEqual(t[2][2], '3000.0 vs stock 7200.0, floor 900.0')
+		# the floor above half of stock is the bound
+		t = st.targets([row('shared-exec-stock', 16, 1000, 460),
+				row('shared-exec-oplog', 16, 800, 28, 1.5),
+				row('private-exec-stock', 16, 800, 25)])
+		self.assertEqual([x[1] for x in t], ['missed', 'missed', 'met'])
+		t = st.targets([row('shared-sh-stock', 1, 0, 0, insn=4000),
+				row('shared-sh-oplog', 1, 0, 0, insn=4200)])
+		self.assertEqual(t, [('exec_bench shared-sh-oplog: OpLog kernel instructions at most '
+				      '3% above stock, 1 vCPU', 'missed', '4200 vs 4000 (+5.0%)')])
+
 
 # One traced boot at the gates' size that passes every gate: figures of a
 # make trace at 8 vCPUs, rounded (bench, mode: transfers/op, own lines,

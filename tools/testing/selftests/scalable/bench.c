@@ -868,11 +868,12 @@ static void usage(FILE *f)
 		"  -m MS    measurement per run (default 5000)\n"
 		"  -r RUNS  runs per mode and CPU count (default 3)\n"
 		"  -q       quick: -w 100 -m 400 -r 2 (explicit -w/-m/-r win)\n"
-		"  -d DIR   work directory (default /tmp/scalable-%s)\n"
+		"  -d DIR   work directory (default %s%s)\n"
 		"  -x       each worker execs its own copy of the binary, so that\n"
 		"           workers share no executable file VMAs either\n"
 		"%s  -h       this help\n",
-		prog, bd->opts && *bd->opts ? "[options] " : "", bd->name,
+		prog, bd->opts && *bd->opts ? "[options] " : "",
+		bd->dir ? "" : "/tmp/scalable-", bd->dir ? bd->dir : bd->name,
 		bd->usage ? bd->usage : "");
 }
 
@@ -962,7 +963,9 @@ static int parse_options(int argc, char **argv, bool verbose)
 		if (!opt_r)
 			bench_cfg.runs = 2;
 	}
-	if (!opt_d)
+	if (!opt_d && bd->dir)
+		snprintf(bench_cfg.dir, sizeof(bench_cfg.dir), "%s", bd->dir);
+	else if (!opt_d)
 		snprintf(bench_cfg.dir, sizeof(bench_cfg.dir),
 			 "/tmp/scalable-%s", bd->name);
 	if (bench_cfg.dir[0] != '/') {

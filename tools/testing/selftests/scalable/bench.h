@@ -155,6 +155,7 @@ struct bench_worker {
 /**
  * struct bench_desc - a benchmark
  * @name: program name, used in TAP names, RESULT lines and the work dir
+ * @dir: default work directory (NULL: /tmp/scalable-<@name>)
  * @opts: getopt() characters of the bench-specific options
  * @usage: usage lines of the bench-specific options
  * @parse_opt: parse one bench-specific option; 0 or -1 (usage error)
@@ -177,6 +178,7 @@ struct bench_worker {
  */
 struct bench_desc {
 	const char *name;
+	const char *dir;
 	const char *opts;
 	const char *usage;
 	int (*parse_opt)(int opt, const char *arg);
