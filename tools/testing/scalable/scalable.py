@@ -138,6 +138,10 @@ def trace_boot(smp, workloads, ms, logdir, quantum=None, stock=False):
 		return None, problems
 	for w in res['warnings']:
 		problems.append('%s: plugin: %s' % (name, w))
+	# the gates that need inline chains fail on their own without them
+	log('%s: mechanisms charged by %s%s' % (name, res['attribution'],
+						': ' + res['attribution_note']
+						if res['attribution_note'] else ''))
 	if stock:
 		for r in res['results']:
 			r['mode'] += '@6.12'

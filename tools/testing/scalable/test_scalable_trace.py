@@ -5,6 +5,7 @@
 # benchmarks' TRACE_WINDOW lines, symbols and the per-operation figures.
 
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -18,6 +19,7 @@ ffffffff81000000 T _text
 ffffffff81000000 T _stext
 ffffffff81100000 T lockref_get_not_dead
 ffffffff81100040 T lockref_put_return
+ffffffff81150000 T link_path_walk
 ffffffff81200000 T oplog_queue
 ffffffff81300000 T ktime_get
 ffffffff81400040 T entry_SYSCALL_64
@@ -264,6 +266,197 @@ class TraceTest(unittest.TestCase):
 		self.assertEqual(t, [('exec_bench shared-sh-oplog: OpLog kernel instructions at most '
 				      '3% above stock, 1 vCPU', 'missed', '4200 vs 4000 (+5.0%)')])
 
+	def test_mechanism_sources(self):
+		self.assertEqual(st.mechanism_sources('oplog'),
+				 ('lib/oplog.c', 'fs/dcache_oplog.c', 'include/linux/oplog.h',
+				  'include/linux/oplog_types.h', 'fs/dcache_oplog.h'))
+		self.assertIn('down_write', st.mechanism_named('rmap'))
+		self.assertNotIn('include/linux/rmap_oplog.h', st.mechanism_functions(
+			self.tmp.name, stock=True).get('rmap', ()))
+
+	def test_every_series_header_is_a_mechanisms(self):
+		# a header the series adds holds inline code (hit paths) that
+		# must be charged to its mechanism wherever it is inlined
+		top = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..')
+		# AST-sync is no traced mechanism; the spinner is KUnit tests' code
+		not_traced = ('include/uapi/linux/ast_mutex.h', 'kernel/locking/ast_sync.h',
+			      'kernel/qdo/qdo_spinner.h')
+		sources = {f for m in st.MECHANISMS for f in st.mechanism_sources(m)}
+		headers, edited = [], set()
+		for d in sorted(os.listdir(os.path.join(top, 'patches'))):
+			path = os.path.join(top, 'patches', d, 'files')
+			if not os.path.exists(path):
+				continue
+			with open(os.path.join(top, 'patches', d, 'upstream.diff')) as f:
+				edited |= {x[6:] for x in f.read().splitlines()
+					   if x.startswith('+++ b/')}
+			with open(path) as f:
+				files = f.read().split()
+			for f in files:
+				if f.startswith(('tools/', 'Documentation/')):
+					continue
+				if f.endswith('/'):
+					headers += [f + h for h in os.listdir(os.path.join(top, f))
+						    if h.endswith('.h')]
+				elif f.endswith('.h'):
+					headers.append(f)
+		self.assertIn('include/linux/oplog.h', headers)
+		self.assertEqual([h for h in headers if h not in sources and h not in not_traced],
+				 [])
+		# and each header named is one the series adds or edits
+		for m in st.MECHANISMS:
+			for f in st.mechanism_sources(m):
+				if f.endswith('.h') and f not in headers and f not in edited:
+					self.fail('%s: %s is no header of the series' % (m, f))
+
+
+# vmlinux's DWARF, as addr2line -a -f -i gives it: a store in the dentry
+# OpLog's hit path (fs/dcache_oplog.h) inlined into fs/namei.c, whose
+# symbol is link_path_walk; and a load in lockref code.
+A2L = {
+	0xffffffff81150010: [('dcache_oplog_get', '/b/release/../src/linux/fs/dcache_oplog.h:88'),
+			     ('walk_component', '/b/release/../src/linux/fs/namei.c:2140'),
+			     ('link_path_walk', '/b/release/../src/linux/fs/namei.c:2400 '
+			      '(discriminator 2)')],
+	0xffffffff81150020: [('raw_atomic_read',
+			      '/b/release/../src/linux/include/linux/atomic/atomic-arch-fallback.h:457'),
+			     ('oplog_add_hit', '/b/release/../src/linux/include/linux/oplog.h:360'),
+			     ('link_path_walk', '/b/release/../src/linux/fs/namei.c:2410')],
+	# a generic helper that lib/oplog.o also has a local copy of: the
+	# chain's function names are not matched against the objects' symbols
+	0xffffffff81150030: [('cpumask_next', '/b/release/../src/linux/include/linux/cpumask.h:20'),
+			     ('link_path_walk', '/b/release/../src/linux/fs/namei.c:2420')],
+	0xffffffff81100005: [('lockref_get_not_dead', '/b/release/../src/linux/lib/lockref.c:170')],
+}
+
+# stat-like window: a load in link_path_walk of a line last stored by the
+# inlined OpLog hit path, a store by the inlined oplog.h code, and a
+# load by the helper
+C2C_INLINE = '''\
+c2c version=1 vcpus=2 line=64 quantum=10
+window seq=1 vcpus=2
+contexts insn_user=0 xfer_user=0 insn_syscall=9000 xfer_syscall=14 insn_exception=0 \
+xfer_exception=0 insn_ipi=0 xfer_ipi=0 insn_interrupt=0 xfer_interrupt=0 insn_kthread=0 xfer_kthread=0
+total insn_k=9000 insn_u=0 mem_k=4000 mem_u=0 xfer_k=14 xfer_u=0 xfer_store_k=5 \
+xfer_store_u=0 conflict=1 conflict_k=1 sites=3 dropped=0 pace_waits=0 pace_timeouts=0
+line phys=0x1000 w=0x3 t=0x3 kw=0x3 kt=0x3 va=0xff11000000001000
+xfer pc=0xffffffff81100005 wpc=0xffffffff81150010 store=0 ctx=syscall n=6
+xfer pc=0xffffffff81150020 wpc=0xffffffff81150020 store=1 ctx=syscall n=5
+xfer pc=0xffffffff81150030 wpc=0 store=0 ctx=syscall n=3
+end seq=1
+exit windows=1 open=0 outside=0 switch=1
+'''
+
+TAP_INLINE = '# TRACE_WINDOW bench=stat_bench mode=same-oplog cpus=2 ops=10 status=ok hits=20\n'
+
+
+class FakeTools:
+	"""readelf and addr2line over A2L, as Lines runs them."""
+
+	def __init__(self, sections='.debug_info .debug_line', chains=A2L):
+		self.sections, self.chains, self.calls = sections, chains, []
+
+	def __call__(self, cmd, input=None, capture_output=True, text=True):
+		self.calls.append(cmd[0])
+		if cmd[0] == 'readelf':
+			return subprocess.CompletedProcess(cmd, 0, '  [33] %s\n' % self.sections, '')
+		assert cmd[:5] == ['addr2line', '-a', '-f', '-i', '-e'], cmd
+		out = []
+		for word in input.split():
+			pc = int(word, 16)
+			out.append('0x%016x' % pc)
+			for func, where in self.chains.get(pc, [('??', '??:0')]):
+				out += [func, where]
+		return subprocess.CompletedProcess(cmd, 0, '\n'.join(out) + '\n', '')
+
+
+class InlineTest(unittest.TestCase):
+	def setUp(self):
+		self.tmp = tempfile.TemporaryDirectory()
+		self.map = os.path.join(self.tmp.name, 'System.map')
+		with open(self.map, 'w') as f:
+			f.write(SYSTEM_MAP)
+		self.vmlinux = os.path.join(self.tmp.name, 'vmlinux')
+		open(self.vmlinux, 'w').close()
+		self.mech = {'oplog': {'oplog_queue', 'cpumask_next'},
+			     'dcache': {'lockref_get_not_dead', 'lockref_put_return'}}
+
+	def tearDown(self):
+		self.tmp.cleanup()
+
+	def window(self, lines):
+		p = st.parse_c2c(c2c_join(C2C_INLINE))
+		row = st.join(p['windows'], st.parse_trace_lines(TAP_INLINE))[0]
+		syms = st.Symbols(self.map)
+		attr = st.Attribution(syms, self.mech, lines)
+		attr.prepare([s[k] for ln in row['window']['lines'] for s in ln['sites']
+			      for k in ('pc', 'wpc')])
+		return st.analyze_window(row, syms, attr, lines)
+
+	def test_chains(self):
+		tools = FakeTools()
+		lines = st.Lines(self.vmlinux, run=tools)
+		self.assertTrue(lines.inline)
+		lines.load(list(A2L) + [0x401000, 0xffffffff81300000])
+		c = lines.chain(0xffffffff81150010)
+		self.assertEqual([f[0] for f in c], ['dcache_oplog_get', 'walk_component',
+						     'link_path_walk'])
+		self.assertEqual(c[0][1], '/b/src/linux/fs/dcache_oplog.h')
+		self.assertEqual(c[2][2], '/b/release/../src/linux/fs/namei.c:2400')
+		# no DWARF for it: no frame; a user address is not looked up
+		self.assertEqual(lines.chain(0xffffffff81300000), ())
+		self.assertEqual(lines.resolve([0x401000, 0xffffffff81100005]),
+				 {0x401000: None,
+				  0xffffffff81100005: '/b/release/../src/linux/lib/lockref.c:170'})
+		# one addr2line run for every address, cached after it
+		self.assertEqual(tools.calls, ['readelf', 'addr2line'])
+
+	def test_inlined_hit_path_is_charged(self):
+		"""A store in the OpLog hit path inlined into fs/namei.c is OpLog's."""
+		r = self.window(st.Lines(self.vmlinux, run=FakeTools()))
+		self.assertEqual(r['attribution'], 'inline-chain')
+		# 6 loads of a line last stored by dcache_oplog_get() (writer's
+		# chain) and 5 stores in oplog_add_hit(); not the 3 loads in the
+		# generic helper, although lib/oplog.o has a copy of it
+		self.assertAlmostEqual(r['mechanism_transfers_per_op']['oplog'], 1.1)
+		# the load in lockref_get_not_dead is the dcache's, by symbol
+		self.assertAlmostEqual(r['mechanism_transfers_per_op']['dcache'], 0.6)
+		site = [s for s in r['top_lines'][0]['sites'] if s['kind'] == 'store'][0]
+		self.assertEqual(site['inlined'], ['raw_atomic_read', 'oplog_add_hit'])
+		self.assertEqual(st.inlined_str(site, 1), '... < oplog_add_hit')
+
+	def test_symbol_only_without_debug_info(self):
+		"""Line tables without .debug_info: by symbol, and said so."""
+		lines = st.Lines(self.vmlinux, run=FakeTools(sections='.debug_line'))
+		self.assertFalse(lines.inline)
+		r = self.window(lines)
+		self.assertEqual(r['attribution'], 'symbol')
+		# the inlined hit path is invisible
+		self.assertAlmostEqual(r['mechanism_transfers_per_op']['oplog'], 0)
+		self.assertAlmostEqual(r['mechanism_transfers_per_op']['dcache'], 0.6)
+
+	def test_failed_addr2line_falls_back_to_symbols(self):
+		def broken(cmd, **kw):
+			if cmd[0] == 'addr2line':
+				raise FileNotFoundError('addr2line')
+			return FakeTools()(cmd, **kw)
+		lines = st.Lines(self.vmlinux, run=broken)
+		attr = st.Attribution(st.Symbols(self.map), self.mech, lines)
+		attr.prepare(list(A2L))
+		self.assertEqual(attr.kind, 'symbol')
+		self.assertIn('addr2line', attr.note)
+
+	def test_analyze_reports_the_attribution(self):
+		missing = os.path.join(self.tmp.name, 'no-vmlinux')
+		res = st.analyze(c2c_join(C2C_INLINE), TAP_INLINE, self.map,
+				 lines=st.Lines(self.vmlinux, run=FakeTools()))
+		self.assertEqual(res['attribution'], 'inline-chain')
+		self.assertIsNone(res['attribution_note'])
+		res = st.analyze(c2c_join(C2C_INLINE), TAP_INLINE, self.map, vmlinux=missing)
+		self.assertEqual(res['attribution'], 'symbol')
+		self.assertIn('does not exist', res['attribution_note'])
+		self.assertIn('charged by symbol', st.text_report(res))
+
 
 # One traced boot at the gates' size that passes every gate: figures of a
 # make trace at 8 vCPUs, rounded (bench, mode: transfers/op, own lines,
@@ -301,7 +494,8 @@ def gate_results(**change):
 		r = {'bench': bench, 'mode': mode, 'cpus': st.GATE_CPUS, 'ops': 1000, 'ok': True,
 		     'transfers_per_op': x, 'mechanism_transfers_per_op': dict(mech),
 		     'mechanism_transfers_all_contexts': {'qdo': 0},
-		     'hot_shared_transfers_per_op': hot, 'hits_per_op': hits}
+		     'hot_shared_transfers_per_op': hot, 'hits_per_op': hits,
+		     'attribution': 'inline-chain'}
 		for field, value in change.get(('%s/%s' % (bench, mode)).replace('-', '_')
 					       .replace('/', '__'), ()):
 			r[field] = value
@@ -324,11 +518,33 @@ class GateTest(unittest.TestCase):
 				self.assertTrue(m is None or (g['bench'], m) in modes, m)
 
 	def test_shared_store_in_the_inlined_hit_path(self):
-		# a store to one line per stat, from code that is not in the
-		# dentry OpLog's objects: its own lines stay at 0, the whole
-		# operation does not
+		# a store to one line per stat that the whole operation shows
 		r = gate_results(stat_bench__same_oplog=[('transfers_per_op', 1.05)])
 		self.assertEqual(self.failed(r), ['stat of one name'])
+		# ... and that the dentry OpLog's own lines show, charged by
+		# inline chain (TraceTest.test_inlined_hit_path_is_charged)
+		r = gate_results(stat_bench__same_oplog=[('mechanism_transfers_per_op',
+							  {'oplog': 1.0})])
+		self.assertEqual(self.failed(r), ['stat of one name'])
+
+	def test_own_lines_by_symbol_fail(self):
+		# without inline chains a mechanism's figure leaves out its
+		# inlined hit paths: every gate with own-lines ceilings, and the
+		# QDo idle window, fail rather than pass blind; the others judge
+		# whole operations and stand
+		change = {}
+		for g in st.GATES:
+			key = ('%s/%s' % (g['bench'], g['mode'])).replace('-', '_').replace('/', '__')
+			change[key] = [('attribution', 'symbol')]
+		change['qdo_idle__idle'] = [('attribution', 'symbol')]
+		r = gate_results(**change)
+		self.assertEqual(self.failed(r), [g['name'] for g in st.GATES if g['mech']] +
+				 ['QDo idle window'])
+		self.assertTrue(all('inline chain' in p for p in st.gate_problems(r)))
+		stat = [x for x in r if x['bench'] == 'stat_bench' and x['cpus'] == st.GATE_CPUS]
+		for x in stat:
+			x['kernel_transfers_per_op'] = x['transfers_per_op']
+		self.assertIn('inline chain', st.stat_gate_problems(stat, st.GATE_CPUS)[0])
 
 	def test_oplog_off_behind_the_benchmarks_back(self):
 		# every "-oplog" mode measures the stock path: same figures as
