@@ -22,7 +22,7 @@
 # CPUS=<benchmark worker counts, e.g. 1,2,4>, FLAVOURS="release debug kcsan",
 # ACCEL=kvm|tcg (default: detect), LINUX_TARBALL=<6.12.y tarball>,
 # LINUX_TREE=<6.12.y source tree>, BOOT_TIMEOUT=<seconds>, JOBS=<make -j>,
-# TRACE_SMP=<vCPU counts, default 1,2,4,8,16>, TRACE_MS=<window ms>,
+# TRACE_SMP=<vCPU counts up to 64, default 1,2,4,8,16>, TRACE_MS=<window ms>,
 # TRACE_QUANTUM=<pacing instructions, default 100>,
 # TRACE_WORKLOADS=<comma list of traced programs, default all>,
 # TRACE_KERNEL=patched|stock (stock: unpatched 6.12, release config),

@@ -160,6 +160,29 @@ class MakeTestTest(unittest.TestCase):
 					 ('kcsan', 'test', False)])
 
 
+class TraceSmpTest(unittest.TestCase):
+	"""TRACE_SMP: vCPU counts up to the guests' CONFIG_NR_CPUS."""
+
+	def counts(self, value):
+		with mock.patch.dict(os.environ, {'TRACE_SMP': value}):
+			return scalable.trace_smp()
+
+	def test_counts(self):
+		self.assertEqual(self.counts('32,64'), [32, 64])
+		self.assertEqual(self.counts(''), [1, 2, 4, 8, 16])
+
+	def test_out_of_range(self):
+		for bad in ('0', '65', '8,x'):
+			with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+				self.counts(bad)
+
+	def test_cap_is_the_guests_nr_cpus(self):
+		with open(os.path.join(common.TOP, 'kernel', 'configs', 'scalable.config')) as f:
+			m = re.search(r'^CONFIG_NR_CPUS=(\d+)$', f.read(), re.M)
+		self.assertIsNotNone(m)
+		self.assertEqual(scalable.TRACE_MAX_SMP, int(m.group(1)))
+
+
 class WorkloadTest(unittest.TestCase):
 	"""The benchmark programs, init.sh and the harness's lists agree."""
 

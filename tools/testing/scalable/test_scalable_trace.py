@@ -99,6 +99,18 @@ class TraceTest(unittest.TestCase):
 		self.assertEqual(w['lines'][0]['sites'][0]['ctx'], 'syscall')
 		self.assertEqual(p['warnings'], ['warning stop without start on vcpu 0'])
 
+	def test_masks_past_64_vcpus(self):
+		"""Above 64 vCPUs the plugin writes each mask as one wider number."""
+		p = st.parse_c2c('window seq=1 vcpus=128\n'
+				 'line phys=0x1000 w=0x10000000000000000000000000 '
+				 't=0x10000000000000000000000008 kw=0 kt=0 va=0\n'
+				 'xfer pc=0x401000 wpc=0x402000 store=0 ctx=user n=1\n'
+				 'end seq=1\n')
+		ln = p['windows'][0]['lines'][0]
+		self.assertEqual(ln['w'], 1 << 100)
+		self.assertEqual(ln['t'], 1 << 100 | 1 << 3)
+		self.assertEqual((st.popcount(ln['w']), st.popcount(ln['t'])), (1, 2))
+
 	def test_exit_line_problems(self):
 		p = st.parse_c2c('exit windows=0 open=1 outside=3 switch=0\n')
 		self.assertEqual(len(p['warnings']), 3)

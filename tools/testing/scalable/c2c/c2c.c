@@ -44,6 +44,10 @@
  * and their accesses interleave as the host schedules them: transfer counts
  * depend on that interleaving, conflict lines do not.
  *
+ * Any vCPU count up to LS_MAX_VCPUS is traced.  The model takes 64 bytes
+ * per line up to 64 vCPUs, and 40 more per 64 more vCPUs, rounded up to
+ * 64 (see struct line).
+ *
  * Arguments: out=<path> (required), attrib=<max entries per window>.
  */
 #include <errno.h>
@@ -59,7 +63,6 @@
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
-#define MAX_VCPUS	48
 #define LINE_SHIFT	6
 #define CHUNK_SHIFT	15		/* lines per chunk: 2 MiB of memory */
 #define CHUNK_LINES	(1UL << CHUNK_SHIFT)
@@ -107,26 +110,64 @@ static const char *const ctx_names[NR_CTX] = {
 #define LF_KCONFLICT	2
 
 /*
- * The model's state of one 64-byte physical line, 64 bytes.  The coherence
- * state is one word, updated with compare-and-swap, so that vCPU threads
- * never wait for each other here: bits 0-47 are the vCPUs holding a copy,
- * bits 48-55 the last writer + 1 (0: not written since the trace began).
- * A load by a holder changes nothing and does not write the word.
+ * The model's state of one 64-byte physical line.  Its size is fixed at
+ * install by the guest's vCPU count: each vCPU mask is line_words 64-bit
+ * words (bit c of word c / 64 is vCPU c), and a line takes line_stride
+ * bytes, a multiple of 64 in 64-byte aligned chunks, so that up to 64
+ * vCPUs the whole state of a line is one host cache line.
+ *
+ * The coherence state is the set H of vCPUs holding a copy (mask
+ * M_HOLDERS) and ctl: the last writer + 1 in LS_OWNER (0: not written
+ * since the trace began), LS_SHARED (H has more than one vCPU) and
+ * LS_LOCK.  The last writer always holds a copy: a store makes H that
+ * vCPU alone, and only another vCPU's store takes a vCPU out of H.
+ *
+ * Every change of the state is made with LS_LOCK held, taken by
+ * compare-and-swap on ctl and dropped by storing the new ctl, so an
+ * unlocked ctl always describes H.  The two cases that change nothing,
+ * most accesses, take no lock and write nothing, so that vCPUs that only
+ * read a line never bounce it between host caches:
+ *   - a load by a holder: its own bit of H is set.  Only another vCPU's
+ *     store clears it, and a load that saw it set comes before that store.
+ *   - a store by the only holder, which wrote last: ctl is that vCPU's
+ *     LS_OWNER, with LS_SHARED and LS_LOCK clear.
+ * H and the owner do not fit one 64-bit word at 64 vCPUs, and a wider
+ * compare-and-swap is not portable (x86's cmpxchg16b needs -mcx16, GCC
+ * sends 16-byte atomics to libatomic, and 128 bits still cap H).  A change
+ * costs what a compare-and-swap loop on one word does, one atomic
+ * instruction, plus a plain store to unlock; H's words are read and
+ * written only with the lock held, except the holder's own bit above.
+ * The lock is held for a few instructions on the line's own host cache
+ * line, so a striped lock table would only add a cache miss; a waiter
+ * yields now and then in case the holder's thread was preempted.
  */
-#define ST_HOLDERS	((1ULL << 48) - 1)
-#define ST_OWNER_SHIFT	48
+#define LS_LOCK		0x0001
+#define LS_SHARED	0x0002
+#define LS_OWNER_SHIFT	2
+#define LS_OWNER	0xfffc
+#define LS_MAX_VCPUS	(LS_OWNER >> LS_OWNER_SHIFT)	/* index + 1 fits */
+#define LOCK_SPINS	64
+
+/* The vCPU masks of a line, line_words words each. */
+enum {
+	M_HOLDERS,	/* vCPUs holding a copy (the coherence state) */
+	M_W,		/* window: vCPUs that stored */
+	M_T,		/* window: vCPUs that accessed */
+	M_KW,		/* window: the same, kernel-mode accesses */
+	M_KT,
+	NR_MASKS
+};
 
 struct line {
-	uint64_t state;
-	uint64_t wmask;		/* window: vCPUs that stored */
-	uint64_t tmask;		/* window: vCPUs that accessed */
-	uint64_t kwmask;	/* window: the same, kernel-mode accesses */
-	uint64_t ktmask;
+	uint16_t ctl;		/* LS_*: the coherence state but H */
+	uint16_t flags;		/* LF_*: counted as a conflict this window */
+	uint32_t epoch;		/* window the window masks belong to */
 	uint64_t wpc;		/* pc of the last store */
 	uint64_t vaddr;		/* window: last kernel-mode virtual address */
-	uint32_t epoch;		/* window the masks belong to */
-	uint32_t flags;		/* LF_*: counted as a conflict this window */
+	uint64_t mask[];	/* NR_MASKS masks of line_words words */
 };
+_Static_assert(sizeof(struct line) + NR_MASKS * sizeof(uint64_t) == 64,
+	       "up to 64 vCPUs, a line's state is one host cache line");
 
 /* Per-vCPU counters, each written only by its vCPU's thread. */
 struct vcpu_stats {
@@ -174,11 +215,15 @@ struct att {
 };
 
 static struct line *chunks[NR_CHUNKS];
-static struct vcpu_stats stats[MAX_VCPUS];
-static struct vcpu_stats start[MAX_VCPUS];
-static struct vcpu_stats end[MAX_VCPUS];
+static unsigned int line_words;	/* 64-bit words per vCPU mask */
+static size_t line_stride;	/* bytes per struct line */
+/* Per-vCPU arrays of max_vcpus entries, allocated at install. */
+static struct vcpu_stats *stats;
+static struct vcpu_stats *start;
+static struct vcpu_stats *end;
 static unsigned int nr_vcpus;
-static struct vcpu_ctx ctxs[MAX_VCPUS];
+static unsigned int max_vcpus;	/* every vCPU index is below it */
+static struct vcpu_ctx *ctxs;
 static uint64_t entry_addr[NR_ENTRIES];
 static uint8_t entry_ctx[NR_ENTRIES];
 static uint64_t switch_addr;
@@ -220,7 +265,7 @@ struct vcpu_pace {
 	uint64_t base;		/* vt at the window's start */
 	int active;		/* not halted */
 } __attribute__((aligned(64)));
-static struct vcpu_pace pc_[MAX_VCPUS];
+static struct vcpu_pace *pc_;
 static uint64_t pace_off_until;
 static uint64_t pace_waits, pace_timeouts;
 
@@ -229,26 +274,47 @@ static inline int mode_of(uint64_t pc)
 	return pc >= KERNEL_HALF ? KERNEL : USER;
 }
 
+#define ALWAYS_INLINE	inline __attribute__((always_inline))
+
+static inline uint64_t *lmask(struct line *l, int m)
+{
+	return &l->mask[m * line_words];
+}
+
+/*
+ * The word of @cpu's bit in a mask of @nw words.  The access path is
+ * compiled twice, for @nw 1 and for any @nw, so that up to 64 vCPUs it
+ * indexes no mask.
+ */
+static inline unsigned int word_of(unsigned int cpu, unsigned int nw)
+{
+	return nw == 1 ? 0 : cpu >> 6;
+}
+
 static struct line *line_get(uint64_t lineno)
 {
 	uint64_t c = lineno >> CHUNK_SHIFT;
 	struct line *chunk, *fresh;
+	void *raw;
 
 	if (c >= NR_CHUNKS)
 		return NULL;
 	chunk = __atomic_load_n(&chunks[c], __ATOMIC_ACQUIRE);
 	if (!chunk) {
-		fresh = calloc(CHUNK_LINES, sizeof(*fresh));
-		if (!fresh)
+		/* zeroed lazily, as calloc maps a block this large */
+		raw = calloc(1, CHUNK_LINES * line_stride + 63);
+		if (!raw)
 			return NULL;
+		fresh = (struct line *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
 		chunk = NULL;
 		if (__atomic_compare_exchange_n(&chunks[c], &chunk, fresh, false,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			chunk = fresh;
 		else
-			free(fresh);
+			free(raw);
 	}
-	return &chunk[lineno & (CHUNK_LINES - 1)];
+	return (struct line *)((char *)chunk +
+			       (lineno & (CHUNK_LINES - 1)) * line_stride);
 }
 
 static inline uint64_t hash3(uint64_t a, uint64_t b, uint64_t c)
@@ -260,9 +326,12 @@ static inline uint64_t hash3(uint64_t a, uint64_t b, uint64_t c)
 	return h ^ (h >> 31);
 }
 
-/* Count one transfer of @lineno at @pc, whose data @wpc stored last. */
-static void attribute(uint64_t lineno, uint64_t pc, uint64_t wpc, int store,
-		      int ctx)
+/*
+ * Count one transfer of @lineno at @pc, whose data @wpc stored last.
+ * Inlined into both copies of the access path, as every transfer calls it.
+ */
+static ALWAYS_INLINE void attribute(uint64_t lineno, uint64_t pc, uint64_t wpc,
+				    int store, int ctx)
 {
 	size_t i, mask = att_cap - 1;
 	struct att *a;
@@ -307,55 +376,179 @@ static inline uint64_t mask_or(uint64_t *mask, uint64_t bit)
 }
 
 /* Count @flag of @l once per window; true for the one caller that did. */
-static inline int flag_once(struct line *l, uint32_t flag)
+static inline int flag_once(struct line *l, uint16_t flag)
 {
 	if (__atomic_load_n(&l->flags, __ATOMIC_RELAXED) & flag)
 		return 0;
 	return !(__atomic_fetch_or(&l->flags, flag, __ATOMIC_RELAXED) & flag);
 }
 
+/* Whether a word of mask @m, of @nw words, other than word @i is not 0. */
+static inline int other_words(const uint64_t *m, unsigned int nw,
+			      unsigned int i)
+{
+	unsigned int j;
+
+	for (j = 0; j < nw; j++)
+		if (j != i && __atomic_load_n(&m[j], __ATOMIC_RELAXED))
+			return 1;
+	return 0;
+}
+
+/*
+ * Add the accessing vCPU, @bit of word @i, to the accessor mask @tm and,
+ * on a store, to the writer mask @wm (@nw words each).  Return whether a
+ * vCPU stored to the line and another accessed it.
+ */
+static ALWAYS_INLINE int window_masks(uint64_t *wm, uint64_t *tm,
+				       unsigned int nw, unsigned int i,
+				       uint64_t bit, int store)
+{
+	uint64_t t = mask_or(&tm[i], bit);
+	uint64_t w = store ? mask_or(&wm[i], bit) :
+			     __atomic_load_n(&wm[i], __ATOMIC_RELAXED);
+
+	if (nw == 1)
+		return w && (t & (t - 1));
+	return (w || other_words(wm, nw, i)) &&
+	       ((t & (t - 1)) || other_words(tm, nw, i));
+}
+
 /* Window bookkeeping of one access: writer/accessor masks, conflicts. */
-static void window_access(struct line *l, unsigned int cpu, int store, int k,
-			  uint64_t vaddr)
+static ALWAYS_INLINE void window_access(struct line *l, unsigned int nw,
+				       unsigned int cpu, int store, int k,
+				       uint64_t vaddr)
 {
 	uint32_t e = __atomic_load_n(&epoch, __ATOMIC_RELAXED);
 	uint32_t le = __atomic_load_n(&l->epoch, __ATOMIC_RELAXED);
-	uint64_t bit = 1ULL << cpu, w, t;
+	unsigned int i = word_of(cpu, nw), j;
+	uint64_t bit = 1ULL << (cpu & 63), *m = l->mask;
 
 	/* First access of this window: forget the last window's masks. */
 	if (le != e && __atomic_compare_exchange_n(&l->epoch, &le, e, false,
 						   __ATOMIC_RELAXED,
 						   __ATOMIC_RELAXED)) {
-		__atomic_store_n(&l->wmask, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&l->tmask, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&l->kwmask, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&l->ktmask, 0, __ATOMIC_RELAXED);
+		/* M_W to M_KT, in a row */
+		for (j = M_W * nw; j < NR_MASKS * nw; j++)
+			__atomic_store_n(&m[j], 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&l->flags, 0, __ATOMIC_RELAXED);
 	}
-	t = mask_or(&l->tmask, bit);
-	w = store ? mask_or(&l->wmask, bit) :
-		    __atomic_load_n(&l->wmask, __ATOMIC_RELAXED);
-	/* Written by one vCPU and accessed by another. */
-	if (w && (t & (t - 1)) && flag_once(l, LF_CONFLICT))
+	if (window_masks(&m[M_W * nw], &m[M_T * nw], nw, i, bit, store) &&
+	    flag_once(l, LF_CONFLICT))
 		__atomic_fetch_add(&conflicts[USER], 1, __ATOMIC_RELAXED);
 	if (k != KERNEL)
 		return;
-	t = mask_or(&l->ktmask, bit);
-	w = store ? mask_or(&l->kwmask, bit) :
-		    __atomic_load_n(&l->kwmask, __ATOMIC_RELAXED);
-	if (w && (t & (t - 1)) && flag_once(l, LF_KCONFLICT))
+	if (window_masks(&m[M_KW * nw], &m[M_KT * nw], nw, i, bit, store) &&
+	    flag_once(l, LF_KCONFLICT))
 		__atomic_fetch_add(&conflicts[KERNEL], 1, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&l->vaddr, __ATOMIC_RELAXED) != vaddr)
 		__atomic_store_n(&l->vaddr, vaddr, __ATOMIC_RELAXED);
 }
 
-static void access_line(unsigned int cpu, uint64_t lineno, int store, int k,
-			int ctx, uint64_t pc, uint64_t vaddr)
+static inline void cpu_relax(void)
 {
-	uint64_t bit = 1ULL << cpu, me = (uint64_t)(cpu + 1) << ST_OWNER_SHIFT;
-	uint64_t old, new, owner, prev_wpc;
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* Take @l's LS_LOCK; return ctl as it was, unlocked. */
+static uint16_t __attribute__((noinline)) line_lock_wait(struct line *l)
+{
+	uint16_t v = __atomic_load_n(&l->ctl, __ATOMIC_RELAXED);
+	unsigned int spins = 0;
+
+	for (;;) {
+		if (!(v & LS_LOCK)) {
+			if (__atomic_compare_exchange_n(&l->ctl, &v, v | LS_LOCK,
+							true, __ATOMIC_ACQUIRE,
+							__ATOMIC_RELAXED))
+				return v;
+			continue;
+		}
+		if (++spins % LOCK_SPINS)
+			cpu_relax();
+		else
+			sched_yield();
+		v = __atomic_load_n(&l->ctl, __ATOMIC_RELAXED);
+	}
+}
+
+static inline uint16_t line_lock(struct line *l)
+{
+	uint16_t v = __atomic_load_n(&l->ctl, __ATOMIC_RELAXED);
+
+	if (!(v & LS_LOCK) &&
+	    __atomic_compare_exchange_n(&l->ctl, &v, v | LS_LOCK, false,
+					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return v;
+	return line_lock_wait(l);
+}
+
+/* Publish @v, unlocked, as @l's ctl: the end of a change of state. */
+static inline void line_unlock(struct line *l, uint16_t v)
+{
+	__atomic_store_n(&l->ctl, v, __ATOMIC_RELEASE);
+}
+
+/*
+ * A store by @cpu that may change the state: an RFO invalidates every
+ * other copy.  Return whether it transferred.
+ */
+static inline int line_store(struct line *l, unsigned int nw,
+			     unsigned int cpu)
+{
+	uint64_t *h = &l->mask[M_HOLDERS * nw], bit = 1ULL << (cpu & 63), old;
+	unsigned int i, own = word_of(cpu, nw);
+	int xfer;
+
+	line_lock(l);
+	old = __atomic_load_n(&h[own], __ATOMIC_RELAXED);
+	xfer = !!(old & ~bit);
+	if (old != bit)
+		__atomic_store_n(&h[own], bit, __ATOMIC_RELAXED);
+	for (i = 0; i < nw; i++) {
+		if (i == own || !__atomic_load_n(&h[i], __ATOMIC_RELAXED))
+			continue;
+		xfer = 1;
+		__atomic_store_n(&h[i], 0, __ATOMIC_RELAXED);
+	}
+	line_unlock(l, (cpu + 1) << LS_OWNER_SHIFT);
+	return xfer;
+}
+
+/*
+ * A load by @cpu, not a holder: a HITM if another vCPU wrote the line
+ * last, the data coming from its cache.  Return whether it transferred.
+ */
+static inline int line_load(struct line *l, unsigned int nw,
+			    unsigned int cpu)
+{
+	uint64_t *h = &l->mask[M_HOLDERS * nw], bit = 1ULL << (cpu & 63);
+	uint16_t v = line_lock(l), owner = v & LS_OWNER;
+	unsigned int i = word_of(cpu, nw);
+	int xfer;
+
+	xfer = owner && owner != (cpu + 1) << LS_OWNER_SHIFT;
+	/* H had a vCPU already: the last writer, or the bit of a load. */
+	if (owner || other_words(h, nw, i) ||
+	    __atomic_load_n(&h[i], __ATOMIC_RELAXED))
+		v |= LS_SHARED;
+	__atomic_store_n(&h[i], __atomic_load_n(&h[i], __ATOMIC_RELAXED) | bit,
+			 __ATOMIC_RELAXED);
+	line_unlock(l, v);
+	return xfer;
+}
+
+/* One access by @cpu to @lineno: the coherence model, then the window. */
+static ALWAYS_INLINE void access_line_nw(unsigned int nw, unsigned int cpu,
+					 uint64_t lineno, int store, int k,
+					 int ctx, uint64_t pc, uint64_t vaddr)
+{
+	uint16_t me = (cpu + 1) << LS_OWNER_SHIFT;
 	struct line *l = line_get(lineno);
 	struct vcpu_ctx *x = &ctxs[cpu];
+	uint64_t prev_wpc;
 	int xfer, rmw;
 
 	if (!l) {
@@ -365,24 +558,18 @@ static void access_line(unsigned int cpu, uint64_t lineno, int store, int k,
 	/* The store half of an instruction whose load half transferred. */
 	rmw = store && x->last_xfer && x->last_line == lineno && x->last_pc == pc;
 	prev_wpc = __atomic_load_n(&l->wpc, __ATOMIC_RELAXED);
-	old = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
-	do {
-		owner = old & ~ST_HOLDERS;
-		if (store) {
-			/* RFO: invalidates every other copy. */
-			xfer = !!(old & ST_HOLDERS & ~bit);
-			new = bit | me;
-		} else {
-			/* HITM: the last writer's data, not held here. */
-			xfer = !(old & bit) && owner && owner != me;
-			new = old | bit;
-		}
-		if (new == old)
-			break;
-	} while (!__atomic_compare_exchange_n(&l->state, &old, new, true,
-					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-	if (store)
+	if (store) {
+		/* The only holder, and it wrote last: nothing changes. */
+		xfer = __atomic_load_n(&l->ctl, __ATOMIC_RELAXED) != me &&
+		       line_store(l, nw, cpu);
 		__atomic_store_n(&l->wpc, pc, __ATOMIC_RELAXED);
+	} else {
+		uint64_t *h = &l->mask[M_HOLDERS * nw + word_of(cpu, nw)];
+
+		/* A holder: nothing changes. */
+		xfer = !(__atomic_load_n(h, __ATOMIC_RELAXED) &
+			 1ULL << (cpu & 63)) && line_load(l, nw, cpu);
+	}
 	if (rmw)
 		xfer = 0;
 	x->last_line = lineno;
@@ -391,7 +578,7 @@ static void access_line(unsigned int cpu, uint64_t lineno, int store, int k,
 
 	if (!__atomic_load_n(&win_open, __ATOMIC_RELAXED))
 		return;
-	window_access(l, cpu, store, k, vaddr);
+	window_access(l, nw, cpu, store, k, vaddr);
 	if (xfer) {
 		stats[cpu].xfer[k]++;
 		stats[cpu].xfer_ctx[ctx]++;
@@ -399,6 +586,16 @@ static void access_line(unsigned int cpu, uint64_t lineno, int store, int k,
 			stats[cpu].xfer_store[k]++;
 		attribute(lineno, pc, prev_wpc, store, ctx);
 	}
+}
+
+static void access_line(unsigned int cpu, uint64_t lineno, int store, int k,
+			int ctx, uint64_t pc, uint64_t vaddr)
+{
+	if (line_words == 1)
+		access_line_nw(1, cpu, lineno, store, k, ctx, pc, vaddr);
+	else
+		access_line_nw(line_words, cpu, lineno, store, k, ctx, pc,
+			       vaddr);
 }
 
 static inline int cur_ctx(unsigned int cpu, int k)
@@ -418,7 +615,7 @@ static void vcpu_mem(unsigned int cpu, qemu_plugin_meminfo_t info,
 	unsigned int size;
 	int k, store, ctx;
 
-	if (cpu >= MAX_VCPUS)
+	if (cpu >= max_vcpus)
 		return;
 	hw = qemu_plugin_get_hwaddr(info, vaddr);
 	if (!hw || qemu_plugin_hwaddr_is_io(hw))
@@ -507,7 +704,7 @@ static void vcpu_tb_exec(unsigned int cpu, void *udata)
 {
 	uint64_t v = (uintptr_t)udata;
 
-	if (cpu >= MAX_VCPUS)
+	if (cpu >= max_vcpus)
 		return;
 	stats[cpu].insn[v & 1] += v >> 1;
 	if (!(v & 1))
@@ -523,7 +720,7 @@ static void ctx_enter(unsigned int cpu, void *udata)
 {
 	struct ctx_stack *x;
 
-	if (cpu >= MAX_VCPUS)
+	if (cpu >= max_vcpus)
 		return;
 	x = &ctxs[cpu].cur;
 	if (x->depth == CTX_DEPTH) {
@@ -537,7 +734,7 @@ static void ctx_enter(unsigned int cpu, void *udata)
 /* sysret or iret: back to what the entry interrupted. */
 static void ctx_leave(unsigned int cpu, void *udata)
 {
-	if (cpu < MAX_VCPUS && ctxs[cpu].cur.depth)
+	if (cpu < max_vcpus && ctxs[cpu].cur.depth)
 		ctxs[cpu].cur.depth--;
 }
 
@@ -553,7 +750,7 @@ static void ctx_save(unsigned int cpu, qemu_plugin_meminfo_t info,
 {
 	struct task_slot *t = task_slot(vaddr);
 
-	if (cpu >= MAX_VCPUS)
+	if (cpu >= max_vcpus)
 		return;
 	pthread_mutex_lock(&task_lock);
 	t->task = vaddr;
@@ -567,7 +764,7 @@ static void ctx_restore(unsigned int cpu, qemu_plugin_meminfo_t info,
 {
 	struct task_slot *t = task_slot(vaddr);
 
-	if (cpu >= MAX_VCPUS)
+	if (cpu >= max_vcpus)
 		return;
 	pthread_mutex_lock(&task_lock);
 	if (t->task == vaddr) {
@@ -656,7 +853,7 @@ static int is_return(struct qemu_plugin_insn *insn)
 
 static void vcpu_idle(qemu_plugin_id_t id, unsigned int cpu)
 {
-	if (cpu < MAX_VCPUS)
+	if (cpu < max_vcpus)
 		__atomic_store_n(&pc_[cpu].active, 0, __ATOMIC_RELAXED);
 }
 
@@ -666,7 +863,7 @@ static void vcpu_resume(qemu_plugin_id_t id, unsigned int cpu)
 	uint64_t m;
 	int any;
 
-	if (cpu >= MAX_VCPUS)
+	if (cpu >= max_vcpus)
 		return;
 	m = vt_min_others(cpu, &any);
 	if (any && m != UINT64_MAX && vt_of(cpu) < m)
@@ -681,6 +878,23 @@ static int att_cmp(const void *x, const void *y)
 	if (a->line != b->line)
 		return a->line < b->line ? -1 : 1;
 	return a->count > b->count ? -1 : a->count < b->count;
+}
+
+/* Write " @name=<mask @m of @l>" in hex, one number whatever line_words. */
+static void put_mask(const char *name, struct line *l, int m)
+{
+	const uint64_t *v = l ? lmask(l, m) : NULL;
+	int i = l ? (int)line_words - 1 : -1;
+
+	while (i >= 0 && !v[i])
+		i--;
+	if (i < 0) {
+		fprintf(out, " %s=0", name);
+		return;
+	}
+	fprintf(out, " %s=%#" PRIx64, name, v[i]);
+	while (--i >= 0)
+		fprintf(out, "%016" PRIx64, v[i]);
 }
 
 /* Write the record of the window that just closed; win_lock held. */
@@ -745,12 +959,13 @@ static void dump_window(void)
 				struct line *l = line_get(a->line);
 
 				last = a->line;
-				fprintf(out, "line phys=%#" PRIx64 " w=%#" PRIx64
-					" t=%#" PRIx64 " kw=%#" PRIx64
-					" kt=%#" PRIx64 " va=%#" PRIx64 "\n",
-					a->line << LINE_SHIFT,
-					l ? l->wmask : 0, l ? l->tmask : 0,
-					l ? l->kwmask : 0, l ? l->ktmask : 0,
+				fprintf(out, "line phys=%#" PRIx64,
+					a->line << LINE_SHIFT);
+				put_mask("w", l, M_W);
+				put_mask("t", l, M_T);
+				put_mask("kw", l, M_KW);
+				put_mask("kt", l, M_KT);
+				fprintf(out, " va=%#" PRIx64 "\n",
 					l ? l->vaddr : 0);
 			}
 			fprintf(out, "xfer pc=%#" PRIx64 " wpc=%#" PRIx64
@@ -782,7 +997,7 @@ static void mark(unsigned int cpu, void *udata)
 			pace_waits = pace_timeouts = 0;
 			conflicts[USER] = conflicts[KERNEL] = 0;
 			pthread_mutex_unlock(&att_lock);
-			memcpy(start, stats, sizeof(start));
+			memcpy(start, stats, max_vcpus * sizeof(*stats));
 			for (unsigned int c = 0; c < nr_vcpus; c++)
 				__atomic_store_n(&pc_[c].base,
 						 __atomic_load_n(&pc_[c].vt, __ATOMIC_RELAXED),
@@ -798,7 +1013,7 @@ static void mark(unsigned int cpu, void *udata)
 		} else {
 			__atomic_store_n(&win_open, 0, __ATOMIC_RELEASE);
 			/* The window ends now, not when the dump is written. */
-			memcpy(end, stats, sizeof(end));
+			memcpy(end, stats, max_vcpus * sizeof(*stats));
 			dump_window();
 		}
 	}
@@ -876,6 +1091,17 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 	pthread_mutex_unlock(&win_lock);
 }
 
+/* A zeroed per-vCPU array, cache-line aligned as its type is. */
+static void *vcpu_array(size_t size)
+{
+	void *p;
+
+	if (posix_memalign(&p, 64, max_vcpus * size))
+		return NULL;
+	memset(p, 0, max_vcpus * size);
+	return p;
+}
+
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 					   const qemu_info_t *info,
 					   int argc, char **argv)
@@ -887,13 +1113,28 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		fprintf(stderr, "c2c: needs system emulation\n");
 		return -1;
 	}
-	if (info->system.max_vcpus > MAX_VCPUS) {
-		fprintf(stderr, "c2c: at most %d vCPUs (got %d)\n", MAX_VCPUS,
-			info->system.max_vcpus);
-		return -1;
-	}
 	/* vCPUs hot-added later (maxcpus) are counted, never paced */
 	nr_vcpus = info->system.smp_vcpus;
+	max_vcpus = info->system.max_vcpus;
+	if (max_vcpus < nr_vcpus)
+		max_vcpus = nr_vcpus;
+	if (max_vcpus > LS_MAX_VCPUS) {
+		fprintf(stderr, "c2c: at most %d vCPUs (got %u)\n", LS_MAX_VCPUS,
+			max_vcpus);
+		return -1;
+	}
+	line_words = (max_vcpus + 63) / 64;
+	line_stride = sizeof(struct line) + NR_MASKS * line_words * sizeof(uint64_t);
+	line_stride = (line_stride + 63) & ~(size_t)63;
+	stats = vcpu_array(sizeof(*stats));
+	start = vcpu_array(sizeof(*start));
+	end = vcpu_array(sizeof(*end));
+	ctxs = vcpu_array(sizeof(*ctxs));
+	pc_ = vcpu_array(sizeof(*pc_));
+	if (!stats || !start || !end || !ctxs || !pc_) {
+		fprintf(stderr, "c2c: out of memory\n");
+		return -1;
+	}
 	for (i = 0; i < argc; i++) {
 		if (!strncmp(argv[i], "out=", 4)) {
 			path = argv[i] + 4;
@@ -930,7 +1171,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	fprintf(out, "c2c version=1 vcpus=%u line=%u quantum=%" PRIu64 "\n",
 		nr_vcpus, 1U << LINE_SHIFT, quantum);
 	fflush(out);
-	for (i = 0; i < MAX_VCPUS; i++)
+	for (i = 0; i < (int)max_vcpus; i++)
 		pc_[i].active = 1;
 	qemu_plugin_register_vcpu_tb_trans_cb(id, vcpu_tb_trans);
 	qemu_plugin_register_vcpu_idle_cb(id, vcpu_idle);
