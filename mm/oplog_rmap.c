@@ -44,13 +44,15 @@
  *  - a locked insert (rmap_oplog_lock_insert(): fork's, after a parent
  *    VMA, and vma_link_file()'s, of a new VMA) puts that parent into the
  *    tree only if its own insert is still logged;
- *  - vma_prepare() (split, merge, expand, shrink) puts only its own logged
- *    VMAs into the tree (rmap_oplog_lock_vmas()), one still in this CPU's
- *    log straight from there.
+ *  - vma_prepare() (split, merge, expand, shrink) puts only its own VMAs
+ *    that another CPU logged into the tree (rmap_oplog_prepare_vmas());
+ *    one still in this CPU's log is taken out of it and kept out of the
+ *    tree, and vma_complete() logs its insert again, and that of the part
+ *    split off it (rmap_oplog_relog()), before releasing the rwsem.
  * So a file whose mappings are partly locked (libc's data, which has an
- * anon_vma) does not flush every CPU's logs at every fork and exit, nor
- * does an exec whose ld.so splits the library VMAs that its mmap() calls
- * logged.  Whether a VMA's insert is logged is its op's code
+ * anon_vma) does not flush every CPU's logs at every fork and exit, and
+ * an exec whose ELF loader and ld.so split the VMAs that their mmap()
+ * calls logged writes no tree line for them.  Whether a VMA's insert is logged is its op's code
  * (rmap_oplog_logged()).  mm_take_all_locks(), the one taker of
  * i_mmap_rwsem outside the helpers, calls rmap_oplog_sync() itself.
  * mremap()'s copy_vma() moves page table entries to a new VMA without the
@@ -214,6 +216,7 @@ enum rmap_oplog_stat {
 	RMAP_OPLOG_LOGGED_REMOVE,	/* removes of VMAs in a tree, logged */
 	RMAP_OPLOG_APPLIED_REMOVE,	/* ... taken out of a tree */
 	RMAP_OPLOG_HANDED_OFF,		/* VMAs whose free a logged remove took */
+	RMAP_OPLOG_RELOGGED,		/* vma_complete(): logged again */
 	RMAP_OPLOG_NR_STATS,
 };
 
@@ -221,7 +224,7 @@ static const char * const rmap_oplog_stat_names[RMAP_OPLOG_NR_STATS] = {
 	"logged", "refused", "absorbed_local", "absorbed_global", "applied",
 	"syncs", "read_upgrades", "logged_mmap", "prepared_local",
 	"prepared_global", "moved_logged", "logged_remove", "applied_remove",
-	"handed_off",
+	"handed_off", "relogged",
 };
 
 static DEFINE_PER_CPU(unsigned long [RMAP_OPLOG_NR_STATS], rmap_oplog_stats);
@@ -896,22 +899,65 @@ void __rmap_oplog_lock_insert(struct address_space *mapping,
 }
 
 /**
- * __rmap_oplog_lock_vmas() - see rmap_oplog_lock_vmas()
+ * __rmap_oplog_prepare_vmas() - see rmap_oplog_prepare_vmas()
  * @mapping: the address space
  * @vmas: the VMAs that the caller changes in the tree, or NULL
- * @count: the number of entries in @vmas
+ * @count: the number of entries in @vmas, at most 32
  *
- * Context: see rmap_oplog_lock_vmas().
+ * Context: see rmap_oplog_prepare_vmas().
+ * Return: see rmap_oplog_prepare_vmas().
  */
-void __rmap_oplog_lock_vmas(struct address_space *mapping,
-			    struct vm_area_struct **vmas, int count)
+unsigned int __rmap_oplog_prepare_vmas(struct address_space *mapping,
+				       struct vm_area_struct **vmas, int count)
 {
 	unsigned long local, global;
+	struct vm_area_struct *vma;
+	unsigned int mine = 0;
+	int i;
 
 	down_write(&mapping->i_mmap_rwsem);
+	for (i = 0; i < count; i++) {
+		vma = vmas[i];
+		if (!vma || !rmap_oplog_logged(vma))
+			continue;
+		/*
+		 * Still in this CPU's log: take it out and keep it out of the
+		 * tree; the caller logs it again (rmap_oplog_relog()).
+		 */
+		if (oplog_absorb_hit(&rmap_oplog_type, &mapping->i_mmap_oplog,
+				     &vma->i_mmap_op)) {
+			WRITE_ONCE(vma->i_mmap_op.code, 0);
+			mine |= BIT(i);
+		}
+	}
+	/*
+	 * The others (not logged any more, for ours) go into the tree, from
+	 * whichever CPU logged them.
+	 */
 	rmap_oplog_apply_own(mapping, vmas, count, &local, &global);
-	rmap_oplog_count(RMAP_OPLOG_PREPARED_LOCAL, local);
+	rmap_oplog_count(RMAP_OPLOG_PREPARED_LOCAL, hweight32(mine) + local);
 	rmap_oplog_count(RMAP_OPLOG_PREPARED_GLOBAL, global);
+	return mine;
+}
+
+/**
+ * __rmap_oplog_relog() - see rmap_oplog_relog()
+ * @mapping: the address space
+ * @vma: the VMA
+ *
+ * Context: see rmap_oplog_relog().
+ * Return: see rmap_oplog_relog().
+ */
+bool __rmap_oplog_relog(struct address_space *mapping,
+			struct vm_area_struct *vma)
+{
+	i_mmap_assert_write_locked(mapping);
+	VM_WARN_ON_ONCE(rmap_oplog_logged(vma) || vma_is_shared_maywrite(vma));
+	if (!static_branch_unlikely(&rmap_oplog_key) ||
+	    !rmap_oplog_queue_insert(mapping, vma))
+		return false;
+	rmap_oplog_count(RMAP_OPLOG_RELOGGED, 1);
+	return true;
 }
 
 /**

@@ -355,12 +355,14 @@ static void rmap_oplog_test_spill(struct kunit *test)
 
 /*
  * A VMA whose insert is logged is split (vma_prepare() and vma_complete(),
- * under rmap_oplog_lock_vmas()): the lock puts it into the tree first, so
- * that it can be taken out, shrunk and put back with the new part beside
- * it.  One still in this CPU's log is taken from there, and nothing else
- * moves; one in another CPU's log is put in through a synchronize that
- * leaves the logs attached, and the other inserts that synchronize
- * spilled go in with it.
+ * under rmap_oplog_prepare_vmas()).  One still in this CPU's log is taken
+ * out of it and kept out of the tree: it is shrunk there, and it and the
+ * new part are logged again (rmap_oplog_relog()), so that the next holder
+ * of the rwsem puts both into the tree with their new ranges, and nothing
+ * else moves.  One in another CPU's log is put in through a synchronize
+ * that leaves the logs attached, so that it can be taken out, shrunk and
+ * put back with the new part beside it, and the other inserts that
+ * synchronize spilled go in with it.
  */
 static void rmap_oplog_test_split(struct kunit *test)
 {
@@ -376,37 +378,58 @@ static void rmap_oplog_test_split(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, vma));
 	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[2]));
 
-	/* From b's own log: nothing else moves. */
+	/* From b's own log: out of the log, in no tree; nothing else moves. */
 	vmas[0] = NULL;
 	vmas[1] = vma;
-	rmap_oplog_lock_vmas(t->mapping, vmas, 2);
-	KUNIT_ASSERT_TRUE(test, rt_in_tree(t, vma));
+	KUNIT_EXPECT_EQ(test, rmap_oplog_prepare_vmas(t->mapping, vmas, 2), 2U);
+	KUNIT_EXPECT_FALSE(test, rt_in_tree(t, vma));
 	KUNIT_EXPECT_FALSE(test, rmap_oplog_insert_logged(vma));
-	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 1);
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 0);
 	KUNIT_EXPECT_TRUE(test, rmap_oplog_insert_logged(t->vmas[2]));
 	KUNIT_EXPECT_TRUE(test, rmap_oplog_insert_logged(t->vmas[3]));
 	KUNIT_EXPECT_TRUE(test, oplog_obj_has_logs(&t->mapping->i_mmap_oplog));
-	vma_interval_tree_remove(vma, &t->mapping->i_mmap);
 	tail->vm_start = vma->vm_start + 2 * PAGE_SIZE;
 	tail->vm_end = vma->vm_end;
 	tail->vm_pgoff = 2;
 	vma->vm_end = tail->vm_start;
-	vma_interval_tree_insert(vma, &t->mapping->i_mmap);
-	vma_interval_tree_insert(tail, &t->mapping->i_mmap);
+	/* Logged again in b's log, which is still attached. */
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_relog(t->mapping, vma));
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_relog(t->mapping, tail));
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_insert_logged(vma));
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_insert_logged(tail));
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 0);
+	i_mmap_unlock_write(t->mapping);
+	/* A reader puts them in with their new ranges. */
+	i_mmap_lock_read(t->mapping);
 	KUNIT_EXPECT_EQ(test, rt_count(t, 0, 1), 1);
 	KUNIT_EXPECT_EQ(test, rt_count(t, 2, 3), 1);
-	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 2);
+	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, vma));
+	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, tail));
+	/* ... and the others logged before, on both CPUs. */
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 4);
+	i_mmap_unlock_read(t->mapping);
+
+	/* Taken out of the tree again, to check the other case alone. */
+	i_mmap_lock_write(t->mapping);
+	vma_interval_tree_remove(vma, &t->mapping->i_mmap);
+	vma_interval_tree_remove(tail, &t->mapping->i_mmap);
+	vma_interval_tree_remove(t->vmas[2], &t->mapping->i_mmap);
+	vma_interval_tree_remove(t->vmas[3], &t->mapping->i_mmap);
 	i_mmap_unlock_write(t->mapping);
+	rt_pin(test, a);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[3]));
+	rt_pin(test, b);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[2]));
 
 	/* From a's log, on b: applied with the logs left attached. */
 	vmas[0] = t->vmas[3];
 	vmas[1] = NULL;
-	rmap_oplog_lock_vmas(t->mapping, vmas, 2);
+	KUNIT_EXPECT_EQ(test, rmap_oplog_prepare_vmas(t->mapping, vmas, 2), 0U);
 	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[3]));
 	KUNIT_EXPECT_FALSE(test, rmap_oplog_insert_logged(t->vmas[3]));
 	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[2]));
 	KUNIT_EXPECT_FALSE(test, rmap_oplog_insert_logged(t->vmas[2]));
-	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 4);
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 2);
 	KUNIT_EXPECT_TRUE(test, oplog_obj_has_logs(&t->mapping->i_mmap_oplog));
 	i_mmap_unlock_write(t->mapping);
 	rt_unpin();

@@ -40,8 +40,10 @@ void __rmap_oplog_lock_insert(struct address_space *mapping,
 			      struct vm_area_struct *parent);
 bool __rmap_oplog_insert_logged(struct vm_area_struct *vma);
 bool __rmap_oplog_mmap_insert(struct vm_area_struct *vma);
-void __rmap_oplog_lock_vmas(struct address_space *mapping,
-			    struct vm_area_struct **vmas, int count);
+unsigned int __rmap_oplog_prepare_vmas(struct address_space *mapping,
+				       struct vm_area_struct **vmas, int count);
+bool __rmap_oplog_relog(struct address_space *mapping,
+			struct vm_area_struct *vma);
 void __rmap_oplog_lock_move(struct vm_area_struct *vma);
 int rmap_oplog_switch(bool on);
 #if IS_ENABLED(CONFIG_KUNIT)
@@ -91,32 +93,61 @@ static inline bool rmap_oplog_mmap_insert(struct vm_area_struct *vma)
 }
 
 /**
- * rmap_oplog_lock_vmas() - lock i_mmap for changing VMAs already in it
+ * rmap_oplog_prepare_vmas() - lock i_mmap for changing VMAs already in it
  * @mapping: the address space that every VMA of @vmas maps
  * @vmas: the VMAs that the caller takes out of the tree, resizes and puts
  *	back, or removes; NULL entries are skipped
- * @count: the number of entries in @vmas
+ * @count: the number of entries in @vmas, at most 32
  *
  * For vma_prepare() (split, merge, expand, shrink): takes i_mmap_rwsem
- * for write and puts each VMA of @vmas whose insert is still logged into
- * the tree.  One still in this CPU's log is taken out of it there (local
- * absorption of the logged insert: no other CPU's line is touched); for
- * the others every CPU's log is applied with the logs left attached
- * (oplog_synchronize_all_locked()).  Nothing else still in a per-CPU
- * log is applied: the caller reads nothing else there, so an exec's
- * ld.so, which splits the VMAs of the libraries it maps, leaves every
- * other CPU's logs of libc in place.  What was already spilled (evictions,
- * full logs) is applied, so that logged removes do not pile up.
+ * for write.  A VMA of @vmas whose insert is still in this CPU's log is
+ * taken out of the log (local absorption of the logged insert) and left
+ * out of the tree: bit i of the result says so for @vmas[i], and the
+ * caller neither takes it out of the tree nor puts it back, but hands it
+ * to rmap_oplog_relog() (or removes nothing, if it frees it) before
+ * unlocking.  Such a VMA is in neither the tree nor a log meanwhile,
+ * which no walker can tell: walkers read the tree only under i_mmap_rwsem
+ * and synchronize after taking it.  A VMA whose insert is logged on
+ * another CPU is put into the tree by applying every CPU's log, the logs
+ * left attached (oplog_synchronize_all_locked()).  Nothing else still in a
+ * per-CPU log is applied, so an exec's ld.so, which splits the VMAs of
+ * the libraries it maps, neither writes the tree of libc for its own
+ * VMAs nor applies other CPUs' logs of it.  What was already spilled
+ * (evictions, full logs) is applied, so that logged removes do not pile
+ * up.
  * Context: task context; sleeps.  Unlock with i_mmap_unlock_write().
+ * Return: the mask of the VMAs of @vmas left out of the tree.
  */
-static inline void rmap_oplog_lock_vmas(struct address_space *mapping,
-					struct vm_area_struct **vmas,
-					int count)
+static inline unsigned int rmap_oplog_prepare_vmas(struct address_space *mapping,
+						   struct vm_area_struct **vmas,
+						   int count)
 {
 	if (static_branch_unlikely(&rmap_oplog_logged_key))
-		__rmap_oplog_lock_vmas(mapping, vmas, count);
-	else
-		i_mmap_lock_write(mapping);
+		return __rmap_oplog_prepare_vmas(mapping, vmas, count);
+	i_mmap_lock_write(mapping);
+	return 0;
+}
+
+/**
+ * rmap_oplog_relog() - log the insert of a VMA that vma_prepare() changed
+ * @mapping: the address space, its i_mmap_rwsem held for write
+ * @vma: a VMA that rmap_oplog_prepare_vmas() left out of the tree (or
+ *	the part split off such a VMA), in neither the tree nor a log
+ *
+ * Logs the insert of @vma in this CPU's log of @mapping, as mmap() would,
+ * before the caller releases i_mmap_rwsem: the next holder synchronizes it
+ * into the tree with @vma's range as it is then.  This CPU's log is
+ * usually still attached (the VMA was taken out of it); a log that is not
+ * cannot be attached while the rwsem is held, and the caller puts @vma
+ * into the tree itself.
+ * Context: task context, i_mmap_rwsem held for write; does not sleep.
+ * Return: true if logged; false if the caller must insert @vma.
+ */
+static inline bool rmap_oplog_relog(struct address_space *mapping,
+				    struct vm_area_struct *vma)
+{
+	return static_branch_unlikely(&rmap_oplog_logged_key) &&
+	       __rmap_oplog_relog(mapping, vma);
 }
 
 /**
@@ -251,11 +282,12 @@ static inline int rmap_oplog_lock_unlink(struct address_space *mapping,
  *
  * For fork's locked insert (vma_interval_tree_insert_after()) and
  * vma_link_file() (@parent NULL): takes i_mmap_rwsem for write and, only
- * if @parent's own insert is still logged, puts @parent into the tree, as
- * rmap_oplog_lock_vmas() does, leaving every CPU's log attached.  Nothing
- * else needs to be: the caller reads nothing but @parent's place, so
- * fork, mmap() and exec do not flush every CPU's logs of the file.  What
- * was already spilled is applied.
+ * if @parent's own insert is still logged, puts @parent into the tree
+ * (from this CPU's log, or by applying every CPU's, as
+ * rmap_oplog_prepare_vmas() does), leaving every CPU's log attached.
+ * Nothing else needs to be: the caller reads nothing but @parent's place,
+ * so fork, mmap() and exec do not flush every CPU's logs of the file.
+ * What was already spilled is applied.
  * Context: task context; sleeps.  Unlock with i_mmap_unlock_write().
  */
 static inline void rmap_oplog_lock_insert(struct address_space *mapping,
@@ -312,11 +344,18 @@ static inline bool rmap_oplog_mmap_insert(struct vm_area_struct *vma)
 	return false;
 }
 
-static inline void rmap_oplog_lock_vmas(struct address_space *mapping,
-					struct vm_area_struct **vmas,
-					int count)
+static inline unsigned int rmap_oplog_prepare_vmas(struct address_space *mapping,
+						   struct vm_area_struct **vmas,
+						   int count)
 {
 	i_mmap_lock_write(mapping);
+	return 0;
+}
+
+static inline bool rmap_oplog_relog(struct address_space *mapping,
+				    struct vm_area_struct *vma)
+{
+	return false;
 }
 
 static inline void rmap_oplog_lock_insert(struct address_space *mapping,

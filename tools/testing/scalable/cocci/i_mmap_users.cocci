@@ -7,7 +7,7 @@
 /// which the i_mmap_lock_*() and i_mmap_trylock_*() helpers do.  A user
 /// must take the lock through a helper (or rmap_oplog_sync(),
 /// rmap_oplog_sync_read(), rmap_oplog_lock_unlink(),
-/// rmap_oplog_lock_insert() or rmap_oplog_lock_vmas()), or assert that its
+/// rmap_oplog_lock_insert() or rmap_oplog_prepare_vmas()), or assert that its
 /// caller did
 /// (i_mmap_assert_locked(), i_mmap_assert_write_locked(),
 /// lockdep_assert_held()).  tools/testing/scalable/scalable.py (make check)
@@ -67,7 +67,7 @@ rmap_oplog_lock_unlink@p(...)
 |
 rmap_oplog_lock_insert@p(...)
 |
-rmap_oplog_lock_vmas@p(...)
+rmap_oplog_prepare_vmas@p(...)
 |
 i_mmap_assert_locked@p(...)
 |
