@@ -611,7 +611,7 @@ static void rmap_oplog_test_remove_spill(struct kunit *test)
 	/* A split's (vma_prepare()), of nothing logged. */
 	rt_spill_remove(test, t, vmas[2]);
 	KUNIT_EXPECT_TRUE(test, rmap_oplog_vma_release(vmas[2], false));
-	rmap_oplog_lock_vmas(t->mapping, &stock, 1);
+	KUNIT_EXPECT_EQ(test, rmap_oplog_prepare_vmas(t->mapping, &stock, 1), 0U);
 	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 0);
 	KUNIT_EXPECT_TRUE(test, list_empty(&t->mapping->i_mmap_spill));
 	i_mmap_unlock_write(t->mapping);
