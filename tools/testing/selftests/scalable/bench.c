@@ -1541,28 +1541,38 @@ static void describe_status(int idx, int st)
 			       bd->name, idx, WTERMSIG(st));
 }
 
-/* One run of @mode on @cpus CPUs.  Returns 0 or -1 (failed). */
 /*
- * The "hits" count of an OpLog type's stats file (oplog_stats_show() in
- * lib/oplog.c), or -1 if it cannot be read.  An "-oplog" mode's RESULT
- * line carries its growth over the mode's runs, so that a mode whose
- * OpLog never took the fast path shows oplog_hits=0.  Only the mode's own
- * type counts: the dentry OpLog also hits during an inotify benchmark.
+ * The count @key ("hits", "queued") of an OpLog type's stats file
+ * (oplog_stats_show() in lib/oplog.c), or -1 if it cannot be read.  An
+ * "-oplog" mode's RESULT line carries the growth of "hits" over the
+ * mode's runs, so that a mode whose OpLog never took the fast path shows
+ * oplog_hits=0; the tracer's window, that of "queued": every operation the
+ * OpLog took, on its fast path or after a miss (an inotify log asking for
+ * more room, say).  Only the mode's own type counts: the dentry OpLog also
+ * hits during an inotify benchmark.
  */
-static long long oplog_hits(const char *stats)
+static long long oplog_count(const char *stats, const char *key)
 {
-	long long v, hits = -1;
-	char line[128];
+	long long v, n = -1;
+	char line[128], name[32];
 	FILE *f = fopen(stats, "re");
 
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "hits %lld", &v) == 1)
-			hits = v;
+		if (sscanf(line, "%31s %lld", name, &v) == 2 &&
+		    !strcmp(name, key))
+			n = v;
 	fclose(f);
-	return hits;
+	return n;
 }
+
+static long long oplog_hits(const char *stats)
+{
+	return oplog_count(stats, "hits");
+}
+
+/* One run of @mode on @cpus CPUs.  Returns 0 or -1 (failed). */
 
 static int run_once(int mode, int cpus, struct run_result *res)
 {
@@ -1644,12 +1654,12 @@ static int run_once(int mode, int cpus, struct run_result *res)
 		goto out_kill;
 	/*
 	 * The tracer's window: what the workers do between the two marks.
-	 * An "-oplog" mode's hits are read on both sides of it (outside the
-	 * marks), so that the host can tell how many operations its OpLog
-	 * served.
+	 * An "-oplog" mode's accepted operations are read on both sides of
+	 * it (outside the marks), so that the host can tell how many
+	 * operations its OpLog served.
 	 */
 	if (stats && trace_enabled())
-		hits = oplog_hits(stats);
+		hits = oplog_count(stats, "queued");
 	trace_window_start();
 	traced = true;
 	set_phase(BENCH_PHASE_MEASURE);
@@ -1659,7 +1669,7 @@ static int run_once(int mode, int cpus, struct run_result *res)
 		goto out_kill;
 	set_phase(BENCH_PHASE_STOP);
 	if (hits >= 0) {
-		long long h1 = oplog_hits(stats);
+		long long h1 = oplog_count(stats, "queued");
 
 		hits = h1 >= 0 ? h1 - hits : -1;
 	}
