@@ -53,7 +53,7 @@ BENCH = {
 	'cacheline_bench': {'kind': 'bench', 'modes': 3},
 	'create_bench': {'kind': 'bench', 'modes': 4},
 	'fork_bench': {'kind': 'bench', 'modes': 8},
-	'exec_bench': {'kind': 'bench', 'modes': 8, 'setup_s': 2},
+	'exec_bench': {'kind': 'bench', 'modes': 4, 'setup_s': 2},
 	'fork_truncate': {'kind': 'T', 'T': 10},
 	'inotify_bench': {'kind': 'bench', 'modes': 4},
 	'mmap_bench': {'kind': 'bench', 'modes': 4},

@@ -72,7 +72,7 @@ static const char * const shape_progs[NR_SHAPES][3] = {
 static const int shape_execs[NR_SHAPES] = { 1, 3 };
 
 static int mode_mask = 3;
-static int shape_mask = 3;
+static int shape_mask = 1 << SHAPE_EXEC;
 static const char *prog_dir = "/usr/bin";
 
 /* The ELF interpreter and libraries found at setup, by absolute path */
@@ -641,7 +641,7 @@ static const struct bench_desc exec_bench = {
 	.dir = "/tmp/xb",
 	.opts = "M:S:P:",
 	.usage = "  -M MODE  shared, private or all (default all)\n"
-		 "  -S SHAPE exec, sh or all (default all)\n"
+		 "  -S SHAPE exec, sh or all (default exec)\n"
 		 "  -P DIR   directory of true, dash, cat and wc (default /usr/bin)\n",
 	.parse_opt = eb_parse_opt,
 	.init = eb_init,
