@@ -833,13 +833,16 @@ int __rmap_oplog_lock_unlink(struct address_space *mapping,
  * CPU's log is applied to the spill list (no cutoff, so that ours is among
  * them whatever the clocks say) and the whole spill list goes in, as
  * rmap_oplog_apply_spill() does.  The holder reads nothing in the tree but
- * @vmas, so other CPUs may go on logging.  Counts the VMAs found in this
- * CPU's log in *@local, the others in *@global.  i_mmap_rwsem held for
- * write.
+ * @vmas, so other CPUs may go on logging.  With @keep, one found in this
+ * CPU's log is left out of the tree instead, not logged any more, and bit
+ * i of *@keep set for @vmas[i] (for the first 32).  Counts the VMAs
+ * found in this CPU's log in *@local, the others in *@global.
+ * i_mmap_rwsem held for write.
  */
 static void rmap_oplog_apply_own(struct address_space *mapping,
 				 struct vm_area_struct **vmas, int count,
-				 unsigned long *local, unsigned long *global)
+				 unsigned long *local, unsigned long *global,
+				 unsigned int *keep)
 {
 	struct vm_area_struct *vma;
 	LIST_HEAD(batch);
@@ -852,12 +855,17 @@ static void rmap_oplog_apply_own(struct address_space *mapping,
 		if (!vma || !rmap_oplog_logged(vma))
 			continue;
 		/*
-		 * Still in this CPU's log: it is ours to put in the tree.  Its
-		 * code stays OPLOG_ADD for rmap_oplog_apply().
+		 * Still in this CPU's log: it is ours to put in the tree (its
+		 * code stays OPLOG_ADD for rmap_oplog_apply()), or to keep out.
 		 */
 		if (oplog_absorb_hit(&rmap_oplog_type, &mapping->i_mmap_oplog,
 				     &vma->i_mmap_op)) {
-			list_add_tail(&vma->i_mmap_op.node, &batch);
+			if (keep && i < 32) {
+				WRITE_ONCE(vma->i_mmap_op.code, 0);
+				*keep |= BIT(i);
+			} else {
+				list_add_tail(&vma->i_mmap_op.node, &batch);
+			}
 			(*local)++;
 		} else {
 			(*global)++;
@@ -895,14 +903,14 @@ void __rmap_oplog_lock_insert(struct address_space *mapping,
 
 	down_write(&mapping->i_mmap_rwsem);
 	rmap_oplog_apply_own(mapping, &parent, parent ? 1 : 0, &local,
-			     &global);
+			     &global, NULL);
 }
 
 /**
  * __rmap_oplog_prepare_vmas() - see rmap_oplog_prepare_vmas()
  * @mapping: the address space
  * @vmas: the VMAs that the caller changes in the tree, or NULL
- * @count: the number of entries in @vmas, at most 32
+ * @count: the number of entries in @vmas
  *
  * Context: see rmap_oplog_prepare_vmas().
  * Return: see rmap_oplog_prepare_vmas().
@@ -911,31 +919,12 @@ unsigned int __rmap_oplog_prepare_vmas(struct address_space *mapping,
 				       struct vm_area_struct **vmas, int count)
 {
 	unsigned long local, global;
-	struct vm_area_struct *vma;
 	unsigned int mine = 0;
-	int i;
 
 	down_write(&mapping->i_mmap_rwsem);
-	for (i = 0; i < count; i++) {
-		vma = vmas[i];
-		if (!vma || !rmap_oplog_logged(vma))
-			continue;
-		/*
-		 * Still in this CPU's log: take it out and keep it out of the
-		 * tree; the caller logs it again (rmap_oplog_relog()).
-		 */
-		if (oplog_absorb_hit(&rmap_oplog_type, &mapping->i_mmap_oplog,
-				     &vma->i_mmap_op)) {
-			WRITE_ONCE(vma->i_mmap_op.code, 0);
-			mine |= BIT(i);
-		}
-	}
-	/*
-	 * The others (not logged any more, for ours) go into the tree, from
-	 * whichever CPU logged them.
-	 */
-	rmap_oplog_apply_own(mapping, vmas, count, &local, &global);
-	rmap_oplog_count(RMAP_OPLOG_PREPARED_LOCAL, hweight32(mine) + local);
+	/* Ours stay out of the tree: the caller logs them again. */
+	rmap_oplog_apply_own(mapping, vmas, count, &local, &global, &mine);
+	rmap_oplog_count(RMAP_OPLOG_PREPARED_LOCAL, local);
 	rmap_oplog_count(RMAP_OPLOG_PREPARED_GLOBAL, global);
 	return mine;
 }

@@ -432,6 +432,17 @@ static void rmap_oplog_test_split(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 2);
 	KUNIT_EXPECT_TRUE(test, oplog_obj_has_logs(&t->mapping->i_mmap_oplog));
 	i_mmap_unlock_write(t->mapping);
+
+	/*
+	 * No log attached (the writer's flush detached them): none may be
+	 * attached while the rwsem is held, so relogging is refused and
+	 * vma_complete() puts the VMA into the tree itself.
+	 */
+	i_mmap_lock_write(t->mapping);
+	KUNIT_EXPECT_FALSE(test, oplog_obj_has_logs(&t->mapping->i_mmap_oplog));
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_relog(t->mapping, tail));
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_insert_logged(tail));
+	i_mmap_unlock_write(t->mapping);
 	rt_unpin();
 	rt_done(test, t);
 }

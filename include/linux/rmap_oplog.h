@@ -97,7 +97,8 @@ static inline bool rmap_oplog_mmap_insert(struct vm_area_struct *vma)
  * @mapping: the address space that every VMA of @vmas maps
  * @vmas: the VMAs that the caller takes out of the tree, resizes and puts
  *	back, or removes; NULL entries are skipped
- * @count: the number of entries in @vmas, at most 32
+ * @count: the number of entries in @vmas; only the first 32 can be kept
+ *	out of the tree
  *
  * For vma_prepare() (split, merge, expand, shrink): takes i_mmap_rwsem
  * for write.  A VMA of @vmas whose insert is still in this CPU's log is
