@@ -256,7 +256,11 @@ static FILE *out;
  * would.  A wait longer than PACE_MAX_NS is given up (counted), and then
  * nobody waits for PACE_MAX_NS (a vCPU stalled in QEMU, e.g. on an
  * exclusive section or the I/O lock, must not cost every block), so QEMU's
- * own exclusive sections cannot deadlock against it.
+ * own exclusive sections cannot deadlock against it.  When the pacing comes
+ * back, the vCPUs start level again (pace_relevel()): the free-running
+ * vCPUs are millions of instructions apart by then, and waiting for the
+ * slowest one to catch up would give up again, so that one stall would
+ * leave the rest of the window unpaced.
  */
 #define PACE_MAX_NS	5000000ULL
 static uint64_t quantum;
@@ -267,6 +271,7 @@ struct vcpu_pace {
 } __attribute__((aligned(64)));
 static struct vcpu_pace *pc_;
 static uint64_t pace_off_until;
+static int pace_level_pending;
 static uint64_t pace_waits, pace_timeouts;
 
 static inline int mode_of(uint64_t pc)
@@ -675,6 +680,24 @@ static uint64_t vt_min_others(unsigned int cpu, int *any)
 	return m;
 }
 
+/*
+ * Once after a give-up, the first vCPU to pace again levels them all: each
+ * one's window count restarts at what it ran so far.  Only the owner
+ * writes pc_[c].vt, and it only grows, so vt_of() stays non-negative.
+ */
+static void pace_relevel(void)
+{
+	int one = 1;
+
+	if (!__atomic_compare_exchange_n(&pace_level_pending, &one, 0, 0,
+					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	for (unsigned int c = 0; c < nr_vcpus; c++)
+		__atomic_store_n(&pc_[c].base,
+				 __atomic_load_n(&pc_[c].vt, __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+}
+
 static void pace(unsigned int cpu)
 {
 	uint64_t t0 = 0, m;
@@ -682,6 +705,8 @@ static void pace(unsigned int cpu)
 
 	if (__atomic_load_n(&pace_off_until, __ATOMIC_RELAXED) > now_ns())
 		return;
+	if (__atomic_load_n(&pace_level_pending, __ATOMIC_RELAXED))
+		pace_relevel();
 	for (;;) {
 		m = vt_min_others(cpu, &any);
 		if (!any || vt_of(cpu) <= m + quantum ||
@@ -692,6 +717,7 @@ static void pace(unsigned int cpu)
 			__atomic_fetch_add(&pace_waits, 1, __ATOMIC_RELAXED);
 		} else if (now_ns() - t0 > PACE_MAX_NS) {
 			__atomic_fetch_add(&pace_timeouts, 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&pace_level_pending, 1, __ATOMIC_RELAXED);
 			__atomic_store_n(&pace_off_until, now_ns() + PACE_MAX_NS,
 					 __ATOMIC_RELAXED);
 			return;
@@ -995,6 +1021,7 @@ static void mark(unsigned int cpu, void *udata)
 			att_used = 0;
 			dropped = 0;
 			pace_waits = pace_timeouts = 0;
+			pace_level_pending = 0;
 			conflicts[USER] = conflicts[KERNEL] = 0;
 			pthread_mutex_unlock(&att_lock);
 			memcpy(start, stats, max_vcpus * sizeof(*stats));
