@@ -596,6 +596,18 @@ class GateTest(unittest.TestCase):
 		       'hits=-1\n')
 		self.assertEqual([x['hits'] for x in st.parse_trace_lines(tap)], [21, None, -1])
 
+	def test_served_divides_hits_where_given(self):
+		tap = ('# TRACE_WINDOW bench=inotify_bench mode=dir-watch-oplog cpus=8 ops=800 '
+		       'status=ok hits=990 served=1000\n# TRACE_WINDOW bench=stat_bench '
+		       'mode=same-oplog cpus=8 ops=10 status=ok hits=21\n')
+		rows = st.parse_trace_lines(tap)
+		self.assertEqual([x['served'] for x in rows], [1000, None])
+		# events generated, not events read, for inotify_bench
+		self.assertAlmostEqual(st.served_per_op(rows[0], rows[0]['ops']), 0.99)
+		self.assertAlmostEqual(st.served_per_op(rows[1], rows[1]['ops']), 2.1)
+		self.assertIsNone(st.served_per_op(dict(rows[1], hits=-1), 10))
+		self.assertIsNone(st.served_per_op(dict(rows[1], hits=None), 10))
+
 	def test_table_lists_every_gate(self):
 		t = st.gate_table()
 		for g in st.GATES:

@@ -1527,6 +1527,7 @@ struct run_result {
 	double window_ms;
 	double rate;
 	double win_rate[BENCH_NR_WIN];
+	__u64 win_sum[BENCH_NR_WIN];
 	__u64 tot_sum[BENCH_NR_TOT];
 	__u64 tot_max[BENCH_NR_TOT];
 };
@@ -1711,8 +1712,10 @@ static int run_once(int mode, int cpus, struct run_result *res)
 		}
 		res->ops += s->ops;
 		res->rate += s->ops;
-		for (k = 0; k < BENCH_NR_WIN; k++)
+		for (k = 0; k < BENCH_NR_WIN; k++) {
 			res->win_rate[k] += s->win[k];
+			res->win_sum[k] += s->win[k];
+		}
 		for (k = 0; k < BENCH_NR_TOT; k++) {
 			res->tot_sum[k] += s->tot[k];
 			if (s->tot[k] > res->tot_max[k])
@@ -1739,7 +1742,10 @@ out_kill:
 out_free:
 	if (traced)
 		trace_window_report_hits(bd->name, modes[mode].name, cpus,
-					 ret ? 0 : res->ops, !ret, hits);
+					 ret ? 0 : res->ops, !ret, hits,
+					 !ret && hits != TRACE_NO_HITS &&
+					 bd->served_ops ?
+					 bd->served_ops(res->win_sum) : 0);
 	free(r.pid);
 	free(r.status);
 	free(r.reaped);

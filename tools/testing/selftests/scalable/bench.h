@@ -175,6 +175,11 @@ struct bench_worker {
  * @worker_finish: worker, after STOP (may be NULL); 0 or -1
  * @metrics: extra RESULT fields
  * @nr_metrics: number of @metrics
+ * @served_ops: the operations of a traced window that the mode's OpLog
+ *	type should take, from @win (each win[] counter summed over the
+ *	workers), where they are not the operations counted (inotify_bench
+ *	counts events read, its OpLog takes events as they are generated);
+ *	NULL: the operations counted
  */
 struct bench_desc {
 	const char *name;
@@ -194,6 +199,7 @@ struct bench_desc {
 	int (*worker_finish)(struct bench_worker *w);
 	const struct bench_metric *metrics;
 	int nr_metrics;
+	unsigned long long (*served_ops)(const __u64 *win);
 };
 
 /**

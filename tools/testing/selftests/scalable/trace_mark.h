@@ -56,19 +56,24 @@ static inline bool trace_enabled(void)
  * One line per marked window: the benchmark, its mode, the CPU count, the
  * operations counted in the window and whether the run succeeded; for an
  * "-oplog" mode, @hits is how many operations the mode's OpLog type took
- * through its hit path meanwhile (-1: its stats could not be read), which
- * the host divides by @ops ("served by the OpLog").
+ * meanwhile (-1: its stats could not be read), which the host divides by
+ * @served, the operations of the window that the OpLog should have taken,
+ * or by @ops where @served is 0 ("served by the OpLog").
  */
 static inline void trace_window_report_hits(const char *bench,
 					    const char *mode, int cpus,
 					    unsigned long long ops, bool ok,
-					    long long hits)
+					    long long hits,
+					    unsigned long long served)
 {
-	char extra[32] = "";
+	char extra[64] = "";
 
 	if (!trace_enabled())
 		return;
-	if (hits != TRACE_NO_HITS)
+	if (hits != TRACE_NO_HITS && served)
+		snprintf(extra, sizeof(extra), " hits=%lld served=%llu", hits,
+			 served);
+	else if (hits != TRACE_NO_HITS)
 		snprintf(extra, sizeof(extra), " hits=%lld", hits);
 	ksft_print_msg("TRACE_WINDOW bench=%s mode=%s cpus=%d ops=%llu status=%s%s\n",
 		       bench, mode, cpus, ops, ok ? "ok" : "fail", extra);
@@ -78,7 +83,7 @@ static inline void trace_window_report(const char *bench, const char *mode,
 				       int cpus, unsigned long long ops,
 				       bool ok)
 {
-	trace_window_report_hits(bench, mode, cpus, ops, ok, TRACE_NO_HITS);
+	trace_window_report_hits(bench, mode, cpus, ops, ok, TRACE_NO_HITS, 0);
 }
 
 #endif /* SCALABLE_TRACE_MARK_H */
