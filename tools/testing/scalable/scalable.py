@@ -19,7 +19,8 @@
 #                       budget check of the full sweep
 #   scalable_qemu.py    the QEMU command line, boot and watch
 #   scalable_parser.py  splats, KUnit KTAP, kselftest TAP, RESULT lines
-#   scalable_report.py  the benchmark table, out/report.md and report.json
+#   scalable_report.py  the benchmark table, out/report.md and report.json,
+#                       the results files of out/results/
 #   scalable_series.py  git format-patch export, make check's static checks
 #   scalable_configs.py real configs: x86_64_defconfig with each option on
 #                       and off and PREEMPT_RT, make deb and its boot test
@@ -46,7 +47,7 @@ from scalable_build import build_kernel, build_plugin
 from scalable_common import FLAVOURS, HarnessError, default_smp, die, env_int, host_cpus, log
 from scalable_parser import analyze, find_splats, parse_keyflip, parse_torture_totals
 from scalable_qemu import boot, boot_timeout
-from scalable_report import write_report
+from scalable_report import write_report, write_results
 from scalable_tree import ensure_packages, prepare_src
 
 
@@ -227,6 +228,8 @@ def cmd_trace(args):
 	with open(mpath, 'w') as f:
 		f.write(text + '\n')
 	print('\n' + text, flush=True)
+	# The tracer's boots run under TCG whatever ACCEL says (a plugin needs it).
+	write_results('trace', 'smp' + '-'.join(map(str, counts)), text, t0, False)
 	log('traced %s vCPUs in %.0f s; written to %s and %s' %
 	    (','.join(map(str, counts)), time.time() - t0, os.path.relpath(mpath, common.TOP),
 	     os.path.relpath(jpath, common.TOP)))
@@ -260,15 +263,17 @@ def trace_check(logdir):
 	# The gates, at the quantum and window that make trace publishes, with
 	# the instrument checked in the same boot.
 	n = scalable_trace.GATE_CPUS
+	t0 = time.time()
 	res, p = trace_boot(n, scalable_trace.GATE_WORKLOADS, env_int('TRACE_MS', 1000), logdir,
 			    env_int('TRACE_GATE_QUANTUM', 100))
-	problems += p
 	gated = res['results'] if res else []
-	problems += scalable_trace.instrument_problems(gated, cpus=(n,))
+	p += scalable_trace.instrument_problems(gated, cpus=(n,))
 	rows = scalable_trace.gate_rows(gated, n)
-	problems += scalable_trace.gate_problems(gated, n)
+	p += scalable_trace.gate_problems(gated, n)
+	problems += p
 	for name, verdict, detail in rows:
 		log('gate at %d vCPUs: %s: %s (%s)' % (n, name, verdict.upper(), detail))
+	write_results('gate', 'smp%d' % n, gate_text(rows, gated, p), t0, False)
 	os.makedirs(common.OUT, exist_ok=True)
 	with open(os.path.join(common.OUT, 'gate.json'), 'w') as f:
 		json.dump({'host_cpus': host_cpus(), 'date': time.strftime('%Y-%m-%dT%H:%M:%S%z'),
@@ -280,6 +285,18 @@ def trace_check(logdir):
 	return not problems
 
 
+def gate_text(rows, gated, problems):
+	"""The results file of make test's traced gates: verdicts, table, problems."""
+	lines = ['| gate | verdict | detail |', '|---|---|---|']
+	lines += ['| %s | %s | %s |' % (name, verdict.upper(), detail)
+		  for name, verdict, detail in rows]
+	text = '\n'.join(lines) + '\n\n' + \
+	       (scalable_trace.markdown(gated) if gated else '(nothing traced)')
+	if problems:
+		text += '\n**Problems:**\n\n' + '\n'.join('- ' + p for p in problems) + '\n'
+	return text
+
+
 def cmd_run(args):
 	"""The main job: build the release kernel, boot, test, benchmark, report."""
 	mode = args.mode
@@ -288,9 +305,15 @@ def cmd_run(args):
 	cmd_build(argparse.Namespace(flavours=['release']))
 	smp = default_smp()
 	logdir = os.path.join(common.OUT, 'logs')
+	t0 = time.time()
 	ok, summary = boot_and_judge('release', mode, smp, logdir, cpus=os.environ.get('CPUS'))
 	write_report([summary], 'Scalable series: benchmark report (%s mode)' % mode,
 		     trace=traced_section())
+	with open(os.path.join(common.OUT, 'report.md')) as f:
+		text = f.read()
+	# The boot's accelerator: kvm_works() (ACCEL), less a KVM that stayed silent.
+	write_results('run', 'smp%d' % smp, text, t0, summary['accel'] == 'kvm',
+		      settings={'MODE': mode})
 	return 0 if ok else 1
 
 

@@ -187,6 +187,11 @@ def host_cpus():
 	return len(os.sched_getaffinity(0))
 
 
+def qemu_binary():
+	"""The QEMU that boots the guests: $QEMU or qemu-system-x86_64 on $PATH."""
+	return os.environ.get('QEMU') or 'qemu-system-x86_64'
+
+
 def env_int(name, default):
 	v = os.environ.get(name)
 	if not v:

@@ -47,7 +47,7 @@ def qemu_cmd(obj, smp, accel, append, console, tap, mem, extra_qemu_args=(), soc
 	@extra_qemu_args go last, after the harness's own options, e.g. a TCG
 	plugin: ('-plugin', 'lib.so,arg=...', '-d', 'plugin', '-D', 'file').
 	"""
-	cmd = [os.environ.get('QEMU') or 'qemu-system-x86_64', '-M', 'pc', '-m', mem,
+	cmd = [common.qemu_binary(), '-M', 'pc', '-m', mem,
 	       '-smp', str(smp) if sockets <= 1 else
 	       '%d,sockets=%d,cores=%d,threads=1' % (smp, sockets, smp // sockets), '-nodefaults', '-display', 'none', '-no-reboot',
 	       '-kernel', os.path.join(obj, 'arch', 'x86', 'boot', 'bzImage'),

@@ -2,11 +2,15 @@
 #
 # The report of a run: the benchmark table (one row per benchmark and
 # mode, one column per worker count) and out/report.md and out/report.json
-# from the summaries that scalable_parser.analyze() returns.
+# from the summaries that scalable_parser.analyze() returns; and the
+# results file of every measuring command (out/results/, write_results()).
 
 import json
 import os
+import platform
 import re
+import shlex
+import subprocess
 import time
 
 import scalable_common as common
@@ -247,3 +251,88 @@ def write_report(summaries, title, trace=None):
 	print('\n' + text, flush=True)
 	log('report written to %s and %s' % (os.path.relpath(mpath, common.TOP),
 					     os.path.relpath(jpath, common.TOP)))
+
+
+# The command that each kind of results file comes from, and the
+# environment variables that shape its figures, in the order written.
+RESULTS_COMMANDS = {
+	'trace': ('make trace', ('TRACE_KERNEL', 'TRACE_SMP', 'TRACE_MS', 'TRACE_QUANTUM',
+				 'TRACE_WORKLOADS', 'ACCEL')),
+	'run': ('make run', ('MODE', 'SMP', 'CPUS', 'ACCEL')),
+	'gate': ('make test', ('TRACE_MS', 'TRACE_GATE_QUANTUM', 'ACCEL')),
+}
+
+
+def output_of(cmd):
+	"""The stripped stdout of @cmd run in the checkout, or None if it failed."""
+	try:
+		r = subprocess.run(cmd, cwd=common.TOP, capture_output=True, text=True, timeout=30)
+	except (OSError, subprocess.SubprocessError):
+		return None
+	return r.stdout.strip() if r.returncode == 0 else None
+
+
+def git_commit():
+	"""HEAD's short hash, with " + uncommitted changes" when a tracked file differs."""
+	head = output_of(['git', 'rev-parse', '--short=12', 'HEAD'])
+	if not head:
+		return 'unknown'
+	status = output_of(['git', 'status', '--porcelain', '--untracked-files=no'])
+	if status is None:
+		return head + ' + unknown changes'
+	return head + (' + uncommitted changes' if status else '')
+
+
+def qemu_version():
+	"""The first line of "qemu-system-x86_64 --version" (common.qemu_binary())."""
+	out = output_of([common.qemu_binary(), '--version'])
+	return out.splitlines()[0] if out else 'unknown'
+
+
+def results_command(kind, settings=None):
+	"""The command line of @kind as a user retypes it: the variables set, then make.
+
+	@settings override the environment (make run's MODE is its --mode).
+	"""
+	target, names = RESULTS_COMMANDS[kind]
+	env = dict(os.environ, **(settings or {}))
+	words = ['%s=%s' % (n, shlex.quote(env[n])) for n in names if env.get(n)]
+	return ' '.join(words + [target])
+
+
+def utc(t):
+	return time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(t))
+
+
+def write_results(kind, parts, text, t0, accel, settings=None):
+	"""Write out/results/<kind>-<parts>-<tcg|kvm>-<YYYYMMDD-HHMM>.md; return its path.
+
+	@kind is 'trace', 'run' or 'gate'; @parts the shape measured (e.g.
+	"smp1-8-16"); @t0 the start, time.time(); @accel whether the guests ran
+	under KVM.  An HTML comment heads @text: the command that reproduces
+	it (results_command(), with @settings), the commit, the start and end
+	(UTC) and the host, so that each figure quoted in the docs can be
+	traced to the one run it comes from.
+	"""
+	end = time.time()
+	name = 'kvm' if accel else 'tcg'
+	d = os.path.join(common.OUT, 'results')
+	os.makedirs(d, exist_ok=True)
+	base = os.path.join(d, '%s-%s-%s-%s' % (kind, parts, name,
+						time.strftime('%Y%m%d-%H%M', time.gmtime(t0))))
+	path, n = base + '.md', 1
+	while os.path.exists(path):
+		n += 1
+		path = '%s-%d.md' % (base, n)
+	head = ['<!--',
+		'command: ' + results_command(kind, settings),
+		'commit: ' + git_commit(),
+		'started: ' + utc(t0),
+		'ended: ' + utc(end),
+		'host: %d CPUs, %s, %s, %s' % (host_cpus(), platform.platform(), qemu_version(),
+					       name.upper()),
+		'-->', '']
+	with open(path, 'w') as f:
+		f.write('\n'.join(head) + '\n' + text.rstrip('\n') + '\n')
+	log('results written to %s' % os.path.relpath(path, common.TOP))
+	return path

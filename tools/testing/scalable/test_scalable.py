@@ -19,6 +19,8 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
+import time
 import unittest
 from unittest import mock
 
@@ -26,6 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import scalable  # noqa: E402
 import scalable_common as common  # noqa: E402
+import scalable_trace  # noqa: E402
 
 # The harness's modules and the harness modules each may import: a DAG,
 # from the leaf (scalable_common) to the driver (scalable), which nothing
@@ -158,6 +161,71 @@ class MakeTestTest(unittest.TestCase):
 			self.assertEqual(scalable.cmd_test(args), 0)
 		self.assertEqual(calls, [('release', 'test', True), ('debug', 'test', False),
 					 ('kcsan', 'test', False)])
+
+
+class ResultsFileCallTest(unittest.TestCase):
+	"""make trace, make run and make test's gate each write a results file."""
+
+	def setUp(self):
+		tmp = tempfile.TemporaryDirectory()
+		self.addCleanup(tmp.cleanup)
+		self.out = os.path.join(tmp.name, 'out')
+		for p in (mock.patch.object(common, 'OUT', self.out),
+			  mock.patch.object(scalable, 'cmd_build'),
+			  contextlib.redirect_stdout(io.StringIO())):
+			p.__enter__()
+			self.addCleanup(p.__exit__, None, None, None)
+
+	def test_trace(self):
+		with mock.patch.dict(os.environ, {'TRACE_SMP': '1,8,16', 'TRACE_KERNEL': ''}), \
+		     mock.patch.object(scalable, 'trace_boot', return_value=(None, ['no trace'])), \
+		     mock.patch.object(scalable, 'write_results') as wr:
+			self.assertEqual(scalable.cmd_trace(argparse.Namespace()), 1)
+		with open(os.path.join(self.out, 'trace.md')) as f:
+			text = f.read()
+		(kind, parts, body, t0, accel), kw = wr.call_args
+		self.assertEqual((kind, parts, accel, kw), ('trace', 'smp1-8-16', False, {}))
+		self.assertEqual(body + '\n', text)
+		self.assertLessEqual(t0, time.time())
+
+	def test_run(self):
+		def report(summaries, title, trace=None):
+			os.makedirs(self.out, exist_ok=True)
+			with open(os.path.join(self.out, 'report.md'), 'w') as f:
+				f.write('# ' + title + '\n')
+		with mock.patch.dict(os.environ, {'SMP': '2'}), \
+		     mock.patch.object(scalable, 'boot_and_judge',
+				       return_value=(True, {'accel': 'kvm'})), \
+		     mock.patch.object(scalable, 'write_report', side_effect=report), \
+		     mock.patch.object(scalable, 'write_results') as wr:
+			self.assertEqual(scalable.cmd_run(argparse.Namespace(mode='quick')), 0)
+		wr.assert_called_once_with('run', 'smp2',
+					   '# Scalable series: benchmark report (quick mode)\n',
+					   mock.ANY, True, settings={'MODE': 'quick'})
+
+	def test_gate(self):
+		started = []
+
+		def boot(n, work, ms, logdir, quantum=None, stock=False):
+			started.append((n, time.time()))
+			return None, ['traced boot at %d vCPUs did not finish' % n]
+		with mock.patch.object(scalable, 'trace_boot', side_effect=boot), \
+		     mock.patch.object(scalable, 'write_results') as wr, \
+		     mock.patch.object(scalable, 'log'):
+			self.assertFalse(scalable.trace_check(os.path.join(self.out, 'logs')))
+		(kind, parts, body, t0, accel), _ = wr.call_args
+		n = scalable_trace.GATE_CPUS
+		self.assertEqual((kind, parts, accel), ('gate', 'smp%d' % n, False))
+		self.assertLessEqual(t0, started[-1][1])
+		self.assertGreaterEqual(t0, started[-2][1])
+		lines = body.splitlines()
+		self.assertEqual(lines[:2], ['| gate | verdict | detail |', '|---|---|---|'])
+		self.assertEqual(len([ln for ln in lines if ' | FAIL | ' in ln]),
+				 len(scalable_trace.gate_rows([], n)))
+		self.assertIn('(nothing traced)', lines)
+		# the gate boot's problems, not those of the boots before it
+		self.assertIn('- traced boot at %d vCPUs did not finish' % n, lines)
+		self.assertNotIn('- traced boot at 2 vCPUs did not finish', lines)
 
 
 class TraceSmpTest(unittest.TestCase):

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 #
-# Unit tests of scalable_report: number formatting, the benchmark table and
-# out/report.md and out/report.json.
+# Unit tests of scalable_report: number formatting, the benchmark table,
+# out/report.md and out/report.json, and the results files of out/results/.
 
+import calendar
 import contextlib
 import io
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -180,6 +182,144 @@ class ReportTest(unittest.TestCase):
 		self.assertEqual(report['base'], common.read_conf()['LINUX_VERSION'])
 		self.assertEqual(md, R.markdown(report))
 		self.assertIn(md, out.getvalue())
+
+
+# 2026-11-28 09:54:52 UTC
+T0 = calendar.timegm((2026, 11, 28, 9, 54, 52, 0, 0, 0))
+SHAPING = ('TRACE_KERNEL', 'TRACE_SMP', 'TRACE_MS', 'TRACE_QUANTUM', 'TRACE_WORKLOADS',
+	   'TRACE_GATE_QUANTUM', 'MODE', 'SMP', 'CPUS', 'ACCEL', 'QEMU')
+
+
+class ResultsFileTest(unittest.TestCase):
+	"""write_results(): out/results/<kind>-<shape>-<accel>-<date>.md, its header."""
+
+	def setUp(self):
+		self.tmp = tempfile.TemporaryDirectory()
+		self.addCleanup(self.tmp.cleanup)
+		self.out = os.path.join(self.tmp.name, 'out')
+		self.calls = []
+		self.dirty = ''
+		self.fail = ()
+		for p in (mock.patch.object(common, 'OUT', self.out),
+			  mock.patch.object(R.subprocess, 'run', side_effect=self.fake_run),
+			  mock.patch.object(R, 'host_cpus', return_value=2),
+			  mock.patch.object(R.platform, 'platform',
+					    return_value='Linux-6.1-x86_64'),
+			  mock.patch.dict(os.environ, {n: '' for n in SHAPING})):
+			p.start()
+			self.addCleanup(p.stop)
+
+	def fake_run(self, cmd, **kw):
+		"""git and QEMU as the tests want them; @self.fail names those that fail."""
+		self.calls.append((cmd, kw.get('cwd')))
+		if cmd[0] in self.fail:
+			raise FileNotFoundError(cmd[0])
+		if cmd[:2] == ['git', 'rev-parse']:
+			out = '0123456789ab\n'
+		elif cmd[:2] == ['git', 'status']:
+			out = self.dirty
+		elif cmd[1:] == ['--version']:
+			out = 'QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7)\nCopyright (c)\n'
+		else:
+			raise AssertionError('unexpected command %s' % cmd)
+		return subprocess.CompletedProcess(cmd, 0, out, '')
+
+	def write(self, *args, **kw):
+		with contextlib.redirect_stdout(io.StringIO()) as out:
+			path = R.write_results(*args, **kw)
+		self.assertIn('results written to ', out.getvalue())
+		with open(path) as f:
+			return path, f.read()
+
+	def header(self, text):
+		"""The header's "key: value" lines, as a dict."""
+		self.assertTrue(text.startswith('<!--\n'))
+		head = text[:text.index('\n-->\n')].splitlines()[1:]
+		return dict(line.split(': ', 1) for line in head)
+
+	def test_file_name(self):
+		self.assertFalse(os.path.exists(os.path.join(self.out, 'results')))
+		path, _ = self.write('trace', 'smp1-8-16', 'table', T0, False)
+		self.assertEqual(path, os.path.join(self.out, 'results',
+						    'trace-smp1-8-16-tcg-20261128-0954.md'))
+		path, _ = self.write('run', 'smp2', 'report', T0, True)
+		self.assertEqual(os.path.basename(path), 'run-smp2-kvm-20261128-0954.md')
+		# a second run in the same minute does not overwrite the first
+		path, _ = self.write('run', 'smp2', 'report', T0 + 5, True)
+		self.assertEqual(os.path.basename(path), 'run-smp2-kvm-20261128-0954-2.md')
+
+	def test_header(self):
+		with mock.patch.object(R.time, 'time', return_value=T0 + 254):
+			_, text = self.write('trace', 'smp1-8-16', 'table', T0, False)
+		self.assertEqual(self.header(text), {
+			'command': 'make trace',
+			'commit': '0123456789ab',
+			'started': '2026-11-28T09:54:52Z',
+			'ended': '2026-11-28T09:59:06Z',
+			'host': '2 CPUs, Linux-6.1-x86_64, QEMU emulator version 7.2.22 '
+				'(Debian 1:7.2+dfsg-7), TCG'})
+		git = [(c, cwd) for c, cwd in self.calls if c[0] == 'git']
+		self.assertEqual(git, [(['git', 'rev-parse', '--short=12', 'HEAD'], common.TOP),
+				       (['git', 'status', '--porcelain', '--untracked-files=no'],
+					common.TOP)])
+		self.assertIn((['qemu-system-x86_64', '--version'], common.TOP), self.calls)
+
+	def test_uncommitted_changes(self):
+		self.dirty = ' M tools/testing/scalable/scalable.py\n'
+		_, text = self.write('gate', 'smp8', 'gates', T0, False)
+		self.assertEqual(self.header(text)['commit'], '0123456789ab + uncommitted changes')
+
+	def test_trace_environment(self):
+		env = {'TRACE_SMP': '1,8,16', 'TRACE_MS': '2000', 'TRACE_WORKLOADS': 'exec_bench',
+		       'TRACE_KERNEL': 'stock', 'SMP': '4', 'TRACE_GATE_QUANTUM': '50'}
+		with mock.patch.dict(os.environ, env):
+			_, text = self.write('trace', 'smp1-8-16', 'table', T0, False)
+		# in the documented order; SMP and TRACE_GATE_QUANTUM do not shape a trace
+		self.assertEqual(self.header(text)['command'],
+				 'TRACE_KERNEL=stock TRACE_SMP=1,8,16 TRACE_MS=2000 '
+				 'TRACE_WORKLOADS=exec_bench make trace')
+
+	def test_run_and_gate_environment(self):
+		with mock.patch.dict(os.environ, {'MODE': 'full', 'CPUS': '1,2', 'ACCEL': 'kvm',
+						  'TRACE_MS': '500'}):
+			_, text = self.write('run', 'smp2', 'report', T0, True,
+					     settings={'MODE': 'quick'})
+			self.assertEqual(self.header(text)['command'],
+					 'MODE=quick CPUS=1,2 ACCEL=kvm make run')
+			self.assertTrue(self.header(text)['host'].endswith(', KVM'))
+			_, text = self.write('gate', 'smp8', 'gates', T0, False)
+			self.assertEqual(self.header(text)['command'],
+					 'TRACE_MS=500 ACCEL=kvm make test')
+		with mock.patch.dict(os.environ, {'TRACE_WORKLOADS': 'a b'}):
+			_, text = self.write('trace', 'smp1', 'table', T0, False)
+		self.assertEqual(self.header(text)['command'], "TRACE_WORKLOADS='a b' make trace")
+
+	def test_qemu_binary(self):
+		with mock.patch.dict(os.environ, {'QEMU': '/opt/qemu/bin/qemu-system-x86_64'}):
+			self.write('run', 'smp2', 'report', T0, False)
+		self.assertIn((['/opt/qemu/bin/qemu-system-x86_64', '--version'], common.TOP),
+			      self.calls)
+
+	def test_unknown_when_git_or_qemu_fail(self):
+		self.fail = ('git', 'qemu-system-x86_64')
+		_, text = self.write('run', 'smp2', 'report', T0, False)
+		head = self.header(text)
+		self.assertEqual(head['commit'], 'unknown')
+		self.assertEqual(head['host'], '2 CPUs, Linux-6.1-x86_64, unknown, TCG')
+		self.fail = ()
+		failed = subprocess.CompletedProcess([], 128, '', 'fatal: not a git repository')
+		with mock.patch.object(R.subprocess, 'run', return_value=failed):
+			_, text = self.write('run', 'smp2', 'report', T0, False)
+		head = self.header(text)
+		self.assertEqual(head['commit'], 'unknown')
+		self.assertIn(', unknown, TCG', head['host'])
+
+	def test_text_follows_header(self):
+		body = '# Scalable series: benchmark report (full mode)\n\n| a | b |\n'
+		_, text = self.write('run', 'smp2', body, T0, False)
+		self.assertTrue(text.endswith('\n-->\n\n' + body))
+		_, text = self.write('trace', 'smp1', 'no newline', T0, False)
+		self.assertTrue(text.endswith('-->\n\nno newline\n'))
 
 
 if __name__ == '__main__':
