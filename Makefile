@@ -6,8 +6,10 @@
 #   make run      main job: build, boot, test, benchmark, report (MODE=full|quick|long)
 #   make test     what CI runs: release + debug kernels, all tests, splat check
 #   make series   export the patch series to out/series/ and check it applies
-#   make check    checkpatch --strict, sparse, W=1, coccicheck, kernel-doc,
-#                 the series' objects on x86_64_defconfig, each option on/off, RT
+#   make figures  every figure in the docs is in a committed results file
+#   make check    make figures, checkpatch --strict, sparse, W=1, coccicheck,
+#                 kernel-doc, the series' objects on x86_64_defconfig, each
+#                 option on/off, RT
 #   make check-full  make check with whole defconfig kernels, then make deb
 #                 and its boot test (not in CI: about 90 minutes cold)
 #   make deb      Debian packages of the patched kernel (bindeb-pkg),
@@ -39,11 +41,11 @@ export SMP CPUS ACCEL LINUX_TARBALL LINUX_TREE BOOT_TIMEOUT JOBS QEMU MODE \
 	TRACE_SMP TRACE_MS TRACE_QUANTUM TRACE_TIMEOUT TRACE_WORKLOADS SOAK_SECONDS NUMA_NODES MEM \
 	DEB_CONFIG TCG_THREAD
 
-.PHONY: help run quick test prepare build series series-build check check-full deb deb-test boot \
-	trace soak clean distclean selftests-tar tcg-check
+.PHONY: help run quick test prepare build series series-build figures check check-full deb \
+	deb-test boot trace soak clean distclean selftests-tar tcg-check
 
 help:
-	@sed -n '3,30p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
 
 run:
 	$(HARNESS) run --mode $(MODE)
@@ -69,6 +71,9 @@ series:
 
 series-build:
 	$(HARNESS) series --build
+
+figures:
+	$(HARNESS) figures
 
 check:
 	$(HARNESS) check

@@ -21,14 +21,16 @@
 #   scalable_parser.py  splats, KUnit KTAP, kselftest TAP, RESULT lines
 #   scalable_report.py  the benchmark table, out/report.md and report.json,
 #                       the results files of out/results/
+#   scalable_trace.py   the c2c tracer's records: per-operation figures,
+#                       attribution, its checks and its table (stdlib only)
+#   scalable_figures.py make figures: every figure in the docs is in a
+#                       committed results file that its text names
 #   scalable_series.py  git format-patch export, make check's static checks
 #   scalable_configs.py real configs: x86_64_defconfig with each option on
 #                       and off and PREEMPT_RT, make deb and its boot test
 #   scalable_native.py  the report of a native run of make selftests-tar's
 #                       tarball (packed in it, with what it imports)
 #   scalable_tar.py     make selftests-tar: pack the tarball, its guest test
-#   scalable_trace.py   the c2c tracer's records: per-operation figures,
-#                       attribution, its checks and its table (stdlib only)
 
 import argparse
 import glob
@@ -40,6 +42,7 @@ import time
 
 import scalable_common as common
 import scalable_configs
+import scalable_figures
 import scalable_series
 import scalable_tar
 import scalable_trace
@@ -416,6 +419,18 @@ def cmd_check(args):
 	return 0
 
 
+def cmd_figures(args):
+	"""make figures: every figure in the docs has its committed results file."""
+	problems = scalable_figures.problems(common.TOP)
+	for p in problems:
+		print(p)
+	if problems:
+		log('make figures: %d figures without their results file' % len(problems))
+		return 1
+	log('make figures: every figure in the docs is in a results file its text names')
+	return 0
+
+
 def cmd_deb(args):
 	"""make deb: Debian packages of the patched kernel (bindeb-pkg)."""
 	debs = scalable_configs.build_deb()
@@ -626,6 +641,8 @@ def main():
 			   'the series\' objects on x86_64_defconfig variants')
 	p.add_argument('--full', action='store_true',
 		       help='whole kernels for every variant, then make deb and its boot test')
+	sub.add_parser('figures', help='every figure in the docs is in a committed results file '
+		       'that its text names')
 	p = sub.add_parser('deb', help='Debian packages of the patched kernel (bindeb-pkg)')
 	p.add_argument('--test', action='store_true',
 		       help='boot the packaged kernel against the harness\'s guest')
@@ -652,7 +669,7 @@ def main():
 		return {'prepare': cmd_prepare, 'build': cmd_build, 'run': cmd_run, 'test': cmd_test,
 			'boot': cmd_boot, 'trace': cmd_trace, 'soak': cmd_soak,
 			'selftests-tar': cmd_selftests_tar, 'tcg-check': cmd_tcg_check,
-			'series': scalable_series.cmd_series,
+			'series': scalable_series.cmd_series, 'figures': cmd_figures,
 			'check': cmd_check, 'deb': cmd_deb}[args.cmd](args) or 0
 	except HarnessError as e:
 		die(str(e), 1)

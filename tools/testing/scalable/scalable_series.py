@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Export of the patch series (git format-patch with a cover letter), its
-# apply/bisect check, and the static checks (checkpatch --strict, sparse,
-# W=1, coccicheck) over the project's own files.
+# apply/bisect check, and the static checks (make figures, checkpatch
+# --strict, sparse, W=1, coccicheck) over the project's own files.
 
 import glob
 import os
@@ -11,6 +11,7 @@ import shutil
 import subprocess
 
 import scalable_common as common
+import scalable_figures
 from scalable_build import build_env, build_kernel, fragments, make_cmd
 from scalable_common import HarnessError, log, machine_lock, run
 from scalable_tree import (ensure_packages, prepare_src, series_files, series_patches,
@@ -290,16 +291,20 @@ def check_i_mmap_users(src):
 
 
 def static_checks():
-	"""checkpatch, kernel-doc, the d_count() readers, sparse, W=1, coccicheck.
+	"""make figures, checkpatch, kernel-doc, the d_count() readers, sparse,
+	W=1, coccicheck.
 
 	Returns the failures, one text each.
 	"""
+	# First, and without the tree: every figure in the docs has its
+	# committed results file (scalable_figures.py).
+	failures = ['figures: ' + p for p in scalable_figures.problems(common.TOP)]
+	log('make figures: %d problems' % len(failures))
 	ensure_packages(need_base=not (os.environ.get('LINUX_TREE') or
 				       os.environ.get('LINUX_TARBALL')))
 	src = prepare_src()
 	repo, files = export()
 	verify_apply(repo, files, False)
-	failures = []
 
 	# checkpatch --strict on every patch of the series.
 	for f in files[1:]:

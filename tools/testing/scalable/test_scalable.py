@@ -42,17 +42,18 @@ LAYERS = {
 	'scalable_kcsan': ('scalable_common',),
 	'scalable_parser': ('scalable_common', 'scalable_kcsan', 'scalable_schedule'),
 	'scalable_report': ('scalable_common', 'scalable_schedule'),
-	'scalable_series': ('scalable_common', 'scalable_tree', 'scalable_build'),
+	'scalable_series': ('scalable_common', 'scalable_tree', 'scalable_build', 'scalable_figures'),
 	'scalable_configs': ('scalable_common', 'scalable_tree', 'scalable_build', 'scalable_qemu',
 			     'scalable_parser'),
 	'scalable_trace': (),
+	'scalable_figures': ('scalable_trace',),
 	'scalable_native': ('scalable_common', 'scalable_parser', 'scalable_report'),
 	'scalable_tar': ('scalable_common', 'scalable_build', 'scalable_qemu', 'scalable_parser',
 			 'scalable_native'),
 	'scalable': ('scalable_common', 'scalable_tree', 'scalable_build', 'scalable_schedule',
 		     'scalable_qemu',
 		     'scalable_kcsan', 'scalable_parser', 'scalable_report', 'scalable_series',
-		     'scalable_configs', 'scalable_trace', 'scalable_tar'),
+		     'scalable_configs', 'scalable_trace', 'scalable_tar', 'scalable_figures'),
 }
 
 
@@ -133,13 +134,36 @@ class DriverTest(unittest.TestCase):
 	def test_help_lists_subcommands(self):
 		r = self.cli('--help')
 		self.assertEqual(r.returncode, 0)
-		for cmd in ('prepare', 'build', 'run', 'test', 'boot', 'series', 'check'):
+		for cmd in ('prepare', 'build', 'run', 'test', 'boot', 'series', 'check', 'figures'):
 			self.assertIn(cmd, r.stdout)
 
 	def test_bad_boot_flavour(self):
 		r = self.cli('boot', 'fast')
 		self.assertEqual(r.returncode, 2)
 		self.assertIn("invalid choice: 'fast'", r.stderr)
+
+
+class FiguresCommandTest(unittest.TestCase):
+	"""make figures fails on a figure without its results file."""
+
+	def figures(self, message):
+		with tempfile.TemporaryDirectory() as top, \
+		     mock.patch.object(common, 'TOP', top), \
+		     mock.patch.object(scalable.scalable_figures, 'NOT_FIGURES', ()), \
+		     contextlib.redirect_stderr(io.StringIO()), \
+		     contextlib.redirect_stdout(io.StringIO()) as out:
+			os.makedirs(os.path.join(top, 'patches', '0001-x'))
+			with open(os.path.join(top, 'patches', '0001-x', 'message'), 'w') as f:
+				f.write(message)
+			return scalable.cmd_figures(argparse.Namespace()), out.getvalue()
+
+	def test_fails_on_a_figure(self):
+		rc, out = self.figures('Subject\n\nstat() is 3.4% faster.\n')
+		self.assertEqual(rc, 1)
+		self.assertIn('patches/0001-x/message:3: 3.4%', out)
+		rc, out = self.figures('Subject\n\nstat() is faster.\n')
+		self.assertEqual(rc, 0)
+		self.assertNotIn('message:', out)
 
 
 class MakeTestTest(unittest.TestCase):
