@@ -257,10 +257,10 @@ static FILE *out;
  * nobody waits for PACE_MAX_NS (a vCPU stalled in QEMU, e.g. on an
  * exclusive section or the I/O lock, must not cost every block), so QEMU's
  * own exclusive sections cannot deadlock against it.  When the pacing comes
- * back, the vCPUs start level again (pace_relevel()): the free-running
- * vCPUs are millions of instructions apart by then, and waiting for the
- * slowest one to catch up would give up again, so that one stall would
- * leave the rest of the window unpaced.
+ * back, the vCPUs start level again (pace_relevel()): free-running vCPUs
+ * drift further apart than the slowest can make up within PACE_MAX_NS, so
+ * without it one give-up would lead to the next and leave the rest of the
+ * window unpaced.
  */
 #define PACE_MAX_NS	5000000ULL
 static uint64_t quantum;
@@ -655,11 +655,17 @@ static uint64_t now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* Instructions @cpu ran in this window, as the pacing counts them. */
+/*
+ * Instructions @cpu ran in this window, as the pacing counts them.  The
+ * base is read first: pace_relevel() publishes (release) a base that @cpu's
+ * vt already reached, so the vt read after it (acquire) is no smaller.
+ */
 static inline uint64_t vt_of(unsigned int cpu)
 {
-	return __atomic_load_n(&pc_[cpu].vt, __ATOMIC_RELAXED) -
-	       __atomic_load_n(&pc_[cpu].base, __ATOMIC_RELAXED);
+	uint64_t b = __atomic_load_n(&pc_[cpu].base, __ATOMIC_ACQUIRE);
+	uint64_t v = __atomic_load_n(&pc_[cpu].vt, __ATOMIC_RELAXED);
+
+	return v > b ? v - b : 0;
 }
 
 /* The least window instruction count of the running vCPUs but @cpu. */
@@ -683,7 +689,8 @@ static uint64_t vt_min_others(unsigned int cpu, int *any)
 /*
  * Once after a give-up, the first vCPU to pace again levels them all: each
  * one's window count restarts at what it ran so far.  Only the owner
- * writes pc_[c].vt, and it only grows, so vt_of() stays non-negative.
+ * writes pc_[c].vt, and it only grows, so a base taken from it is never
+ * above a later read of it (vt_of()); the CAS lets one vCPU do it.
  */
 static void pace_relevel(void)
 {
@@ -695,7 +702,7 @@ static void pace_relevel(void)
 	for (unsigned int c = 0; c < nr_vcpus; c++)
 		__atomic_store_n(&pc_[c].base,
 				 __atomic_load_n(&pc_[c].vt, __ATOMIC_RELAXED),
-				 __ATOMIC_RELAXED);
+				 __ATOMIC_RELEASE);
 }
 
 static void pace(unsigned int cpu)
@@ -1021,14 +1028,14 @@ static void mark(unsigned int cpu, void *udata)
 			att_used = 0;
 			dropped = 0;
 			pace_waits = pace_timeouts = 0;
-			pace_level_pending = 0;
+			__atomic_store_n(&pace_level_pending, 0, __ATOMIC_RELAXED);
 			conflicts[USER] = conflicts[KERNEL] = 0;
 			pthread_mutex_unlock(&att_lock);
 			memcpy(start, stats, max_vcpus * sizeof(*stats));
 			for (unsigned int c = 0; c < nr_vcpus; c++)
 				__atomic_store_n(&pc_[c].base,
 						 __atomic_load_n(&pc_[c].vt, __ATOMIC_RELAXED),
-						 __ATOMIC_RELAXED);
+						 __ATOMIC_RELEASE);
 			win_seq++;
 			__atomic_add_fetch(&epoch, 1, __ATOMIC_RELAXED);
 			__atomic_store_n(&win_open, 1, __ATOMIC_RELEASE);
