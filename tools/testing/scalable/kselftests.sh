@@ -130,7 +130,7 @@ rmap_oplog_state() {
 # The series' run-time switches, each <debugfs>/<name>/enabled, where
 # <debugfs> is $debugfs or /sys/kernel/debug (the unit tests point it
 # elsewhere).
-SCALABLE_SWITCHES="dcache_oplog rmap_oplog inotify_oplog"
+SCALABLE_SWITCHES="dcache_oplog rmap_oplog inotify_oplog inode_oplog"
 
 # Write $1 to switch $2 and read it back.  A failure prints "switch write
 # failed: ..." (the host fails the boot on it) and returns 1.

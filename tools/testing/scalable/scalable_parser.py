@@ -347,7 +347,7 @@ def parse_kselftest(text):
 UPSTREAM_OFF_BEGIN = '# SCALABLE: upstream pass off begin'
 UPSTREAM_OFF_END = '# SCALABLE: upstream pass off end'
 SWITCH_FAILED = 'SCALABLE: switch write failed:'
-SWITCHES = ('dcache_oplog', 'rmap_oplog', 'inotify_oplog')
+SWITCHES = ('dcache_oplog', 'rmap_oplog', 'inotify_oplog', 'inode_oplog')
 
 
 def upstream_off_asked(append):

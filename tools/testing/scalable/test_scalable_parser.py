@@ -209,10 +209,10 @@ def REAL_OFF_PASS(upstream=None):
 	if upstream is None:
 		upstream = REAL_UPSTREAM.replace('/proc/3385/exe', '/proc/2339/exe')
 	return ('# SCALABLE: upstream pass off switches: dcache_oplog=0 rmap_oplog=0 '
-		'inotify_oplog=0\n' + P.UPSTREAM_OFF_BEGIN + '\n' + upstream +
+		'inotify_oplog=0 inode_oplog=0\n' + P.UPSTREAM_OFF_BEGIN + '\n' + upstream +
 		'# SCALABLE: kselftest upstream off rc=0\n' + P.UPSTREAM_OFF_END + '\n'
 		'# SCALABLE: upstream pass on switches: dcache_oplog=1 rmap_oplog=1 '
-		'inotify_oplog=1\n')
+		'inotify_oplog=1 inode_oplog=1\n')
 
 
 def console_of(tap):

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The hit paths of the per-CPU read-only open counts (fs/inode_oplog.c),
+ * inline in do_dentry_open(), alloc_file() and __fput().  Private to fs/;
+ * readers outside it call i_readcount_read() (<linux/fs.h>).
+ */
+#ifndef _FS_INODE_OPLOG_H
+#define _FS_INODE_OPLOG_H
+
+#include <linux/fs.h>
+
+#ifdef CONFIG_INODE_OPLOG
+#include <linux/bug.h>
+#include <linux/jump_label.h>
+#include <linux/oplog.h>
+
+DECLARE_STATIC_KEY_FALSE(inode_oplog_key);
+DECLARE_STATIC_KEY_FALSE(inode_oplog_logged_key);
+extern struct oplog_type i_readcount_oplog_type;
+
+void __i_readcount_inc_miss(struct inode *inode);
+void __i_readcount_dec_miss(struct inode *inode);
+void __inode_oplog_release(struct inode *inode);
+void __i_readcount_underflow(struct inode *inode);
+int inode_oplog_switch(bool on);
+
+#if IS_ENABLED(CONFIG_INODE_OPLOG_KUNIT_TEST)
+bool inode_oplog_hot(const struct inode *inode);
+void inode_oplog_hot_reset(void);
+#endif
+
+/**
+ * i_readcount_inc() - count a struct file open read-only on @inode
+ * @inode: the inode, held by the caller's file
+ *
+ * On a CPU that holds a log of @inode, the count goes to this CPU's OpLog
+ * counter and no shared line is written; elsewhere, __i_readcount_inc_miss()
+ * logs it if @inode is hot here, or adds it to i_readcount.
+ *
+ * Context: process context; may take @inode->i_lock on a miss.
+ */
+static __always_inline void i_readcount_inc(struct inode *inode)
+{
+	if (static_branch_unlikely(&inode_oplog_key)) {
+		if (likely(oplog_add_hit(&i_readcount_oplog_type,
+					 &inode->i_readcount_oplog, 1)))
+			return;
+		__i_readcount_inc_miss(inode);
+		return;
+	}
+	atomic_inc(&inode->i_readcount);
+}
+
+/**
+ * i_readcount_dec() - drop what i_readcount_inc() counted
+ * @inode: the inode
+ *
+ * The open may have been counted on any CPU, logged or not: only the sum
+ * matters (see the comment at the top of fs/inode_oplog.c).
+ *
+ * Context: process context (__fput()); may take @inode->i_lock on a miss.
+ */
+static __always_inline void i_readcount_dec(struct inode *inode)
+{
+	if (static_branch_unlikely(&inode_oplog_logged_key)) {
+		if (likely(oplog_add_hit(&i_readcount_oplog_type,
+					 &inode->i_readcount_oplog, -1)))
+			return;
+		__i_readcount_dec_miss(inode);
+		return;
+	}
+	/* Below zero may be another CPU's fold in flight: check the sum. */
+	if (unlikely(atomic_dec_return(&inode->i_readcount) < 0))
+		__i_readcount_underflow(inode);
+}
+
+/**
+ * inode_oplog_release() - detach every CPU's log of an inode being destroyed
+ * @inode: the inode
+ *
+ * Context: task context, from __destroy_inode(); does not sleep.
+ */
+static inline void inode_oplog_release(struct inode *inode)
+{
+	if (static_branch_unlikely(&inode_oplog_logged_key))
+		__inode_oplog_release(inode);
+}
+#else
+static inline void inode_oplog_release(struct inode *inode)
+{
+}
+#endif /* CONFIG_INODE_OPLOG */
+
+#endif /* _FS_INODE_OPLOG_H */
