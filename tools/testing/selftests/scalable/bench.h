@@ -35,6 +35,8 @@
 #define BENCH_DCACHE_OPLOG	"/sys/kernel/debug/dcache_oplog/enabled"
 /* ... and its OpLog type's counters (lib/oplog.c, oplog_stats_show()) */
 #define BENCH_DCACHE_OPLOG_STATS	"/sys/kernel/debug/oplog/dentry/stats"
+/* The run-time switch of the read-only open counts (CONFIG_INODE_OPLOG) */
+#define BENCH_INODE_OPLOG	"/sys/kernel/debug/inode_oplog/enabled"
 
 /* Phase word of the control block, written only by the parent. */
 enum bench_phase {

@@ -19,7 +19,10 @@
  * with the per-CPU dentry reference counts off, then "-oplog" with them
  * on (/sys/kernel/debug/dcache_oplog/enabled, restored at the end); the
  * RESULT lines of the latter carry its ratio to the former.  Without it,
- * only the "-stock" modes run.
+ * only the "-stock" modes run.  The per-CPU read-only open counts of
+ * CONFIG_INODE_OPLOG (fs/inode_oplog.c, /sys/kernel/debug/inode_oplog/
+ * enabled), where the kernel has them, follow the same switch: off in
+ * "-stock", on in "-oplog".
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -106,7 +109,8 @@ static int open_prepare_run(struct bench_ctl *ctl)
 	char p[4200];
 	__u32 i;
 
-	if (bench_dcache_oplog_select(ctl->param))
+	if (bench_dcache_oplog_select(ctl->param) ||
+	    bench_oplog_select_path(BENCH_INODE_OPLOG, ctl->param))
 		return -1;
 	for (i = 0; i < ctl->nr_workers; i++) {
 		file_path(p, sizeof(p), ctl->param, i);
