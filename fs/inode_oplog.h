@@ -24,8 +24,10 @@ void __inode_oplog_release(struct inode *inode);
 void __i_readcount_underflow(struct inode *inode);
 int inode_oplog_switch(bool on);
 
-#if IS_ENABLED(CONFIG_INODE_OPLOG_KUNIT_TEST)
+#if IS_ENABLED(CONFIG_KUNIT)
 bool inode_oplog_hot(const struct inode *inode);
+#endif
+#if IS_ENABLED(CONFIG_INODE_OPLOG_KUNIT_TEST)
 void inode_oplog_hot_reset(void);
 #endif
 
