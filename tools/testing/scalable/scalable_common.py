@@ -92,8 +92,8 @@ EXCLUDED_TESTS = {
 	# only the batch of the CPU it runs on, and folio_isolate_lru() skips
 	# a folio that is not on the LRU yet.  When the test migrates between
 	# the memset() and the madvise() and the other CPU adds no more pages
-	# (an idle guest CPU), up to a batch of pages is never dropped: seen
-	# once in a selftests-tar boot (2 vCPUs), on any kernel.
+	# (an idle guest CPU), up to a batch of pages is never dropped, on any
+	# kernel.
 	'mm:droppable': (FLAVOURS, 'stock race in the test: pages faulted on another CPU '
 			 'stay in that CPU\'s LRU batch, which madvise(MADV_PAGEOUT) does not '
 			 'drain, when the test migrates between its memset() and madvise()'),

@@ -803,12 +803,12 @@ GATES = [dict(zip(GATE_FIELDS, g)) for g in (
 	('stat of one name', 'stat_bench', 'same-oplog', 'same-stock', 'private-stock',
 	 3.0, 0.1, ('total', 10), {'dcache': 0.05, 'oplog': 0.05}, None, 1.8),
 	# open+close: two dentry references, each taken and dropped: 4 hits
-	# (of the dentry type; the read-only open count is logged too); at
-	# the floor since the read-only open count went per CPU
+	# of the dentry type; the read-only open count is per CPU as well
+	# (fs/inode_oplog.c), so O_RDONLY is held to the floor
 	('open+close of one file, O_RDONLY', 'open_bench', 'same-rdonly-oplog',
 	 'same-rdonly-stock', 'private-rdonly-stock', 1.1, 0.1, ('total', 10),
 	 {'dcache': 0.05, 'oplog': 0.05}, None, 3.6),
-	# i_writecount still moves on every O_RDWR open and close (issue 34)
+	# i_writecount is shared: every O_RDWR open and close moves it
 	('open+close of one file, O_RDWR', 'open_bench', 'same-rdwr-oplog', 'same-rdwr-stock',
 	 'private-rdwr-stock', None, 0.5, ('total', 10), {'dcache': 0.05, 'oplog': 0.05}, None,
 	 3.6),
