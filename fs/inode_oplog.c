@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * OpLog counts of the struct files open read-only on hot inodes.
+ * OpLog counts of the struct files open on hot inodes.
  *
  * Boyd-Wickizer, "Optimizing Communication Bottlenecks in Multiprocessor
  * Operating System Kernels", PhD thesis, MIT, 2014, sections 4.2 and 6.2:
- * open(O_RDONLY) and close() of one file from every CPU write
- * inode->i_readcount twice per call (do_dentry_open() and __fput()), so its
- * cache line moves on every open and every close, whatever the dentry
- * reference does.  With this file, those counts go to a per-CPU OpLog
- * counter (%OPLOG_COUNTER, <linux/oplog.h>) instead: a hit touches only
- * this CPU's log cache.
+ * open() and close() of one file from every CPU write inode->i_readcount
+ * (O_RDONLY) or inode->i_writecount (for write) twice per call
+ * (do_dentry_open() and __fput()), so its cache line moves on every open
+ * and every close, whatever the dentry reference does.  With this file,
+ * those counts go to per-CPU OpLog counters (%OPLOG_COUNTER,
+ * <linux/oplog.h>) instead: a hit touches only this CPU's log cache.  The
+ * read-only count is described first; the write count, whose sign also
+ * says whether write access is denied, after it.
  *
  * The count.  With delta(c) the signed count logged on CPU c for inode I,
  *
@@ -61,9 +63,41 @@
  * load and store, not a log per file.  Every inode with an i_readcount is
  * eligible, whatever its filesystem: no filesystem reads i_readcount.
  *
- * Memory: one word per inode (struct oplog_obj after i_readcount, on the
- * line of i_count and i_writecount), plus the counter log cache of OpLog:
- * %OPLOG_DEFAULT_SLOTS slots per CPU, each pinning nothing.
+ * The write count.  i_writecount counts write accesses when positive and
+ * users that deny write access (an executed file) when negative;
+ * get_write_access() and deny_write_access() refuse to cross zero.  Its
+ * write accesses are counted per CPU as above, with one more rule: while
+ * any CPU holds a log of the inode (->cpus non-zero, exact under i_lock),
+ * i_writecount carries %I_WRITECOUNT_BIAS on top of its share of the
+ * count.  The first log to attach adds the bias with a compare-and-swap
+ * that fails while i_writecount is negative (i_writecount_oplog_attach()),
+ * and the detach that leaves no log removes it, after the logs were
+ * folded (i_writecount_oplog_detach()).  So:
+ *
+ *  - a log exists only while no user denies write access, and a hit (a
+ *    write access counted in a log) needs no check of the sign;
+ *  - while logs exist i_writecount is far above zero, so the lockless
+ *    deny_write_access() of <linux/fs.h> fails its
+ *    atomic_dec_unless_positive() and calls i_writecount_deny_slow(),
+ *    which folds the logs under i_lock and denies only if the exact count
+ *    is not positive, after a flush that detaches every log (so that a
+ *    later write access misses and finds the deny);
+ *  - while no log exists i_writecount is exact, and the lockless fast
+ *    paths of 6.12 (atomic_inc_unless_negative() and
+ *    atomic_dec_unless_positive()) decide as before.
+ *
+ * Readers of the write count call i_writecount_read(), which folds the
+ * logs under i_lock and takes the bias off; "make check" fails on any
+ * other reader (i_writecount_readers.cocci).  The readers that order
+ * themselves against an open with a full barrier (khugepaged's
+ * collapse_file(), the lease code) keep their pairing: a hit is a fully
+ * ordered atomic add, a reader's fold a fully ordered exchange, and a miss
+ * is serialized with the reader by i_lock.
+ *
+ * Memory: two words per inode (struct oplog_obj after i_readcount, on the
+ * line of i_count and i_writecount), plus the counter log caches of
+ * OpLog: %OPLOG_DEFAULT_SLOTS slots per CPU and count, each pinning
+ * nothing.
  *
  * Switch: "inode_oplog=on|off" on the command line (default on), and
  * /sys/kernel/debug/inode_oplog/enabled at run time (inode_oplog_switch()).
@@ -134,6 +168,79 @@ struct oplog_type i_readcount_oplog_type = {
 	.name	= "i_readcount",
 	.kind	= OPLOG_COUNTER,
 	.ops	= &i_readcount_oplog_ops,
+};
+
+static struct inode *w_obj_inode(struct oplog_obj *obj)
+{
+	return container_of(obj, struct inode, i_writecount_oplog);
+}
+
+static spinlock_t *i_writecount_oplog_lock(struct oplog_obj *obj)
+{
+	return &w_obj_inode(obj)->i_lock;
+}
+
+/* Add one CPU's logged write accesses into i_writecount. */
+static void i_writecount_oplog_fold(struct oplog_obj *obj, long delta)
+{
+	struct inode *inode = w_obj_inode(obj);
+
+	lockdep_assert_held(&inode->i_lock);
+	atomic_add((int)delta, &inode->i_writecount);
+}
+
+/*
+ * A CPU gets a log of the write count: refused while switched off.  The
+ * first log adds the bias, unless a user denies write access; the
+ * compare-and-swap orders it against a lockless deny_write_access().
+ */
+static bool i_writecount_oplog_attach(struct oplog_obj *obj)
+{
+	struct inode *inode = w_obj_inode(obj);
+	int n;
+
+	lockdep_assert_held(&inode->i_lock);
+	if (!static_branch_likely(&inode_oplog_key))
+		return false;
+	if (obj->cpus)
+		return true;
+	n = atomic_read(&inode->i_writecount);
+	do {
+		if (n < 0)
+			return false;
+	} while (!atomic_try_cmpxchg(&inode->i_writecount, &n,
+				     n + I_WRITECOUNT_BIAS));
+	return true;
+}
+
+/*
+ * A CPU's log was detached (its delta already folded), or an attach kept
+ * no log: the last one takes the bias off.  With ->cpus exact under
+ * i_lock, the bias is on exactly while ->cpus is non-zero, except between
+ * the clearing of the last bit and this call; a flush calls this once per
+ * log it detached, so the bias is taken off only once, by the value.
+ */
+static void i_writecount_oplog_detach(struct oplog_obj *obj)
+{
+	struct inode *inode = w_obj_inode(obj);
+
+	lockdep_assert_held(&inode->i_lock);
+	if (!obj->cpus &&
+	    atomic_read(&inode->i_writecount) >= I_WRITECOUNT_BIAS / 2)
+		atomic_sub(I_WRITECOUNT_BIAS, &inode->i_writecount);
+}
+
+static const struct oplog_type_ops i_writecount_oplog_ops = {
+	.obj_lock	= i_writecount_oplog_lock,
+	.fold		= i_writecount_oplog_fold,
+	.attach		= i_writecount_oplog_attach,
+	.detach		= i_writecount_oplog_detach,
+};
+
+struct oplog_type i_writecount_oplog_type = {
+	.name	= "i_writecount",
+	.kind	= OPLOG_COUNTER,
+	.ops	= &i_writecount_oplog_ops,
 };
 
 /*
@@ -267,6 +374,166 @@ int i_readcount_read(struct inode *inode)
 EXPORT_SYMBOL_GPL(i_readcount_read);
 
 /**
+ * __i_writecount_inc_miss() - i_writecount_inc() on a CPU without a log
+ * @inode: the inode
+ *
+ * Attaches a log if @inode is hot on this CPU and no user denies write
+ * access, else counts the write access in i_writecount unless that is
+ * negative.  i_writecount is exact when negative: it carries the bias
+ * while any log exists.
+ *
+ * Context: process context; may take @inode->i_lock; does not sleep.
+ * Return: 0, or -ETXTBSY if a user denies write access to @inode.
+ */
+int __i_writecount_inc_miss(struct inode *inode)
+{
+	if (in_task() && inode_oplog_hot(inode) &&
+	    !oplog_add(&i_writecount_oplog_type, &inode->i_writecount_oplog, 1))
+		return 0;
+	return atomic_inc_unless_negative(&inode->i_writecount) ? 0 : -ETXTBSY;
+}
+
+/**
+ * __i_writecount_dec_miss() - i_writecount_dec() on a CPU without a log
+ * @inode: the inode
+ *
+ * Logs the put if some CPU logs @inode's write count, else takes it from
+ * i_writecount.
+ *
+ * Context: process context; may take @inode->i_lock; does not sleep.
+ */
+void __i_writecount_dec_miss(struct inode *inode)
+{
+	struct oplog_obj *obj = &inode->i_writecount_oplog;
+
+	if (oplog_obj_has_logs(obj) && in_task() &&
+	    !oplog_add(&i_writecount_oplog_type, obj, -1))
+		return;
+	atomic_dec(&inode->i_writecount);
+}
+
+/**
+ * get_write_access() - get write access to an inode
+ * @inode: the inode
+ *
+ * Counts a write access (the caller will write, and holds @inode), in
+ * this CPU's OpLog counter where @inode is hot.
+ *
+ * Context: process context; may take @inode->i_lock; does not sleep.
+ * Return: 0, or -ETXTBSY if a user denies write access to @inode
+ * (deny_write_access()).
+ */
+int get_write_access(struct inode *inode)
+{
+	return i_writecount_inc(inode);
+}
+EXPORT_SYMBOL(get_write_access);
+
+/**
+ * put_write_access() - drop what get_write_access() counted
+ * @inode: the inode
+ *
+ * Context: process context; may take @inode->i_lock; does not sleep.
+ */
+void put_write_access(struct inode *inode)
+{
+	i_writecount_dec(inode);
+}
+EXPORT_SYMBOL(put_write_access);
+
+/* The exact write count, i_lock held: fold the logs, take the bias off. */
+static int __i_writecount_sum(struct inode *inode)
+{
+	struct oplog_obj *obj = &inode->i_writecount_oplog;
+
+	lockdep_assert_held(&inode->i_lock);
+	if (!oplog_obj_has_logs(obj))
+		return atomic_read(&inode->i_writecount);
+	oplog_synchronize_locked(&i_writecount_oplog_type, obj);
+	/* A synchronize may have detached the last log, and the bias. */
+	return atomic_read(&inode->i_writecount) -
+	       (oplog_obj_has_logs(obj) ? I_WRITECOUNT_BIAS : 0);
+}
+
+/**
+ * i_writecount_deny_slow() - deny_write_access() when i_writecount > 0
+ * @inode: the inode
+ *
+ * i_writecount is positive: writers, or the bias of logged ones.  Folds
+ * the logs under i_lock; if the exact count is positive, write access is
+ * in use; else every log is flushed (which takes the bias off) and the
+ * deny is counted in i_writecount, where later write accesses find it.
+ *
+ * Context: process context; takes @inode->i_lock; does not sleep.
+ * Return: 0 if write access is now denied, -ETXTBSY if a user has it.
+ */
+int i_writecount_deny_slow(struct inode *inode)
+{
+	struct oplog_obj *obj = &inode->i_writecount_oplog;
+	int ret = -ETXTBSY;
+
+	if (!static_branch_unlikely(&inode_oplog_logged_key))
+		return -ETXTBSY;
+	spin_lock(&inode->i_lock);
+	if (oplog_obj_has_logs(obj)) {
+		if (__i_writecount_sum(inode) > 0)
+			goto out;
+		oplog_flush_locked(&i_writecount_oplog_type, obj);
+	}
+	if (atomic_dec_unless_positive(&inode->i_writecount))
+		ret = 0;
+out:
+	spin_unlock(&inode->i_lock);
+	return ret;
+}
+EXPORT_SYMBOL(i_writecount_deny_slow);
+
+/**
+ * i_writecount_read_locked() - i_writecount_read() with i_lock held
+ * @inode: the inode, whose i_lock the caller holds
+ *
+ * Context: @inode->i_lock held; does not sleep.
+ * Return: as i_writecount_read().
+ */
+int i_writecount_read_locked(struct inode *inode)
+{
+	lockdep_assert_held(&inode->i_lock);
+	if (!static_branch_unlikely(&inode_oplog_logged_key))
+		return atomic_read(&inode->i_writecount);
+	return __i_writecount_sum(inode);
+}
+EXPORT_SYMBOL(i_writecount_read_locked);
+
+/**
+ * i_writecount_read() - the write count of an inode
+ * @inode: the inode
+ *
+ * Folds every CPU's logged write accesses into i_writecount and reads it
+ * without the bias (the thesis's synchronize, section 6.1).  The logs stay
+ * attached; the count is not a property of their placement, so a const
+ * inode may be passed (inode_is_open_for_write()).
+ *
+ * Context: process context or any context that may take @inode->i_lock;
+ * not with it held (see i_writecount_read_locked()); does not sleep.
+ * Return: > 0 for that many write accesses, < 0 for that many users that
+ * deny write access, 0 for neither; exact for every get, put, deny and
+ * allow that returned before the call.
+ */
+int i_writecount_read(const struct inode *inode)
+{
+	struct inode *w = (struct inode *)inode;
+	int n;
+
+	if (!static_branch_unlikely(&inode_oplog_logged_key))
+		return atomic_read(&inode->i_writecount);
+	spin_lock(&w->i_lock);
+	n = __i_writecount_sum(w);
+	spin_unlock(&w->i_lock);
+	return n;
+}
+EXPORT_SYMBOL(i_writecount_read);
+
+/**
  * __inode_oplog_release() - inode_oplog_release() with logs possible
  * @inode: the inode being destroyed
  *
@@ -281,6 +548,9 @@ void __inode_oplog_release(struct inode *inode)
 	if (oplog_obj_has_logs(&inode->i_readcount_oplog))
 		oplog_flush_locked(&i_readcount_oplog_type,
 				   &inode->i_readcount_oplog);
+	if (oplog_obj_has_logs(&inode->i_writecount_oplog))
+		oplog_flush_locked(&i_writecount_oplog_type,
+				   &inode->i_writecount_oplog);
 	WARN_ON_ONCE(atomic_read(&inode->i_readcount));
 	spin_unlock(&inode->i_lock);
 }
@@ -300,8 +570,9 @@ static int __init inode_oplog_setup(char *str)
 __setup("inode_oplog=", inode_oplog_setup);
 
 /**
- * inode_oplog_switch() - turn the per-CPU read-only open counts on or off
- * @on: true to count new opens per CPU, false for i_readcount alone
+ * inode_oplog_switch() - turn the per-CPU open counts on or off
+ * @on: true to count new opens per CPU, false for i_readcount and
+ *	i_writecount alone
  *
  * On: inode_oplog_logged_key first (closes and readers look for logs),
  * then inode_oplog_key.  Off: the reverse, with every log detached in
@@ -313,7 +584,7 @@ __setup("inode_oplog=", inode_oplog_setup);
  * finds it dead and misses (__oplog_add_hit()).
  *
  * Context: process context, sleeps; not with i_lock held.
- * Return: 0; -ENODEV if the OpLog type could not be registered at boot.
+ * Return: 0; -ENODEV if the OpLog types could not be registered at boot.
  */
 int inode_oplog_switch(bool on)
 {
@@ -327,6 +598,7 @@ int inode_oplog_switch(bool on)
 		static_branch_disable(&inode_oplog_key);
 		synchronize_rcu();
 		oplog_type_drain(&i_readcount_oplog_type);
+		oplog_type_drain(&i_writecount_oplog_type);
 		static_branch_disable(&inode_oplog_logged_key);
 	}
 	mutex_unlock(&inode_oplog_switch_lock);
@@ -348,10 +620,11 @@ static int inode_oplog_enabled_set(void *data, u64 val)
 DEFINE_DEBUGFS_ATTRIBUTE(inode_oplog_enabled_fops, inode_oplog_enabled_get,
 			 inode_oplog_enabled_set, "%llu\n");
 
-/* Logs attached now, summed over the CPUs. */
+/* Logs attached now, of both counts, summed over the CPUs. */
 static int inode_oplog_logs_get(void *data, u64 *val)
 {
-	*val = oplog_type_nr_logs(&i_readcount_oplog_type);
+	*val = oplog_type_nr_logs(&i_readcount_oplog_type) +
+	       oplog_type_nr_logs(&i_writecount_oplog_type);
 	return 0;
 }
 DEFINE_DEBUGFS_ATTRIBUTE(inode_oplog_logs_fops, inode_oplog_logs_get,
@@ -363,15 +636,20 @@ static int __init inode_oplog_init(void)
 	int err;
 
 	err = oplog_type_register(&i_readcount_oplog_type);
+	if (!err) {
+		err = oplog_type_register(&i_writecount_oplog_type);
+		if (err)
+			oplog_type_unregister(&i_readcount_oplog_type);
+	}
 	if (err) {
-		pr_warn("inode_oplog: cannot register the OpLog type: %d\n",
+		pr_warn("inode_oplog: cannot register the OpLog types: %d\n",
 			err);
 		return err;
 	}
 	inode_oplog_registered = true;
 	if (inode_oplog_boot_on)
 		inode_oplog_switch(true);
-	pr_info("inode_oplog: per-CPU read-only open counts %s\n",
+	pr_info("inode_oplog: per-CPU open counts %s\n",
 		inode_oplog_boot_on ? "on" : "off");
 
 	dir = debugfs_create_dir("inode_oplog", NULL);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The hit paths of the per-CPU read-only open counts (fs/inode_oplog.c),
- * inline in do_dentry_open(), alloc_file() and __fput().  Private to fs/;
- * readers outside it call i_readcount_read() (<linux/fs.h>).
+ * The hit paths of the per-CPU open counts (fs/inode_oplog.c), inline in
+ * do_dentry_open(), alloc_file() and __fput().  Private to fs/; readers
+ * outside it call i_readcount_read() and i_writecount_read(), and other
+ * writers get_write_access() and put_write_access() (<linux/fs.h>).
  */
 #ifndef _FS_INODE_OPLOG_H
 #define _FS_INODE_OPLOG_H
@@ -14,12 +15,21 @@
 #include <linux/jump_label.h>
 #include <linux/oplog.h>
 
+/*
+ * Added to i_writecount while any CPU logs the inode's write count: far
+ * above any count of struct files (each costs memory), far below INT_MAX.
+ */
+#define I_WRITECOUNT_BIAS	0x20000000	/* 2^29, an int */
+
 DECLARE_STATIC_KEY_FALSE(inode_oplog_key);
 DECLARE_STATIC_KEY_FALSE(inode_oplog_logged_key);
 extern struct oplog_type i_readcount_oplog_type;
+extern struct oplog_type i_writecount_oplog_type;
 
 void __i_readcount_inc_miss(struct inode *inode);
 void __i_readcount_dec_miss(struct inode *inode);
+int __i_writecount_inc_miss(struct inode *inode);
+void __i_writecount_dec_miss(struct inode *inode);
 void __inode_oplog_release(struct inode *inode);
 void __i_readcount_underflow(struct inode *inode);
 int inode_oplog_switch(bool on);
@@ -77,6 +87,49 @@ static __always_inline void i_readcount_dec(struct inode *inode)
 }
 
 /**
+ * i_writecount_inc() - get_write_access(), inline for the open path
+ * @inode: the inode, held by the caller's file
+ *
+ * On a CPU that holds a log of @inode's write count, the write access is
+ * counted in this CPU's OpLog counter: a log exists only while no user
+ * denies write access (see the comment at the top of fs/inode_oplog.c).
+ * Elsewhere __i_writecount_inc_miss() logs it if @inode is hot here, or
+ * counts it in i_writecount unless that is negative.  Fully ordered, as
+ * atomic_inc_unless_negative() is (do_dentry_open() relies on it).
+ *
+ * Context: process context; may take @inode->i_lock on a miss.
+ * Return: 0, or -ETXTBSY if a user denies write access to @inode.
+ */
+static __always_inline int i_writecount_inc(struct inode *inode)
+{
+	if (static_branch_unlikely(&inode_oplog_key)) {
+		if (likely(oplog_add_hit(&i_writecount_oplog_type,
+					 &inode->i_writecount_oplog, 1)))
+			return 0;
+		return __i_writecount_inc_miss(inode);
+	}
+	return atomic_inc_unless_negative(&inode->i_writecount) ? 0 : -ETXTBSY;
+}
+
+/**
+ * i_writecount_dec() - put_write_access(), inline for __fput()
+ * @inode: the inode
+ *
+ * Context: process context; may take @inode->i_lock on a miss.
+ */
+static __always_inline void i_writecount_dec(struct inode *inode)
+{
+	if (static_branch_unlikely(&inode_oplog_logged_key)) {
+		if (likely(oplog_add_hit(&i_writecount_oplog_type,
+					 &inode->i_writecount_oplog, -1)))
+			return;
+		__i_writecount_dec_miss(inode);
+		return;
+	}
+	atomic_dec(&inode->i_writecount);
+}
+
+/**
  * inode_oplog_release() - detach every CPU's log of an inode being destroyed
  * @inode: the inode
  *
@@ -88,6 +141,16 @@ static inline void inode_oplog_release(struct inode *inode)
 		__inode_oplog_release(inode);
 }
 #else
+static inline int i_writecount_inc(struct inode *inode)
+{
+	return get_write_access(inode);
+}
+
+static inline void i_writecount_dec(struct inode *inode)
+{
+	put_write_access(inode);
+}
+
 static inline void inode_oplog_release(struct inode *inode)
 {
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests of the OpLog read-only open counts (fs/inode_oplog.c), on
- * files of a private kernel-internal tmpfs mount.
+ * KUnit tests of the OpLog open counts (fs/inode_oplog.c), on files of a
+ * private kernel-internal tmpfs mount.
  */
 #include <kunit/test.h>
 #include <linux/cpumask.h>
@@ -97,6 +97,25 @@ static bool logged(struct inode *inode)
 	return oplog_obj_has_logs(&inode->i_readcount_oplog);
 }
 
+static bool w_logged(struct inode *inode)
+{
+	return oplog_obj_has_logs(&inode->i_writecount_oplog);
+}
+
+/* A read-only struct file of @dentry, for deny_write_access(). */
+static struct file *open_rdonly(struct kunit *test, struct dentry *dentry)
+{
+	struct inode_oplog_test *t = test->priv;
+	struct path path = { .mnt = t->mnt, .dentry = dentry };
+	struct file *f = dentry_open(&path, O_RDONLY, current_cred());
+
+	if (IS_ERR(f)) {
+		KUNIT_FAIL(test, "dentry_open: %ld", PTR_ERR(f));
+		return NULL;
+	}
+	return f;
+}
+
 /*
  * The first open of an inode on a CPU goes to i_readcount, the second
  * attaches this CPU's log, and later ones hit it; the exact read sums them.
@@ -170,6 +189,16 @@ static long remote_dec(void *arg)
 
 	for (i = 0; i < rp->n; i++)
 		i_readcount_dec(rp->inode);
+	return 0;
+}
+
+static long remote_put_write(void *arg)
+{
+	struct remote_put *rp = arg;
+	int i;
+
+	for (i = 0; i < rp->n; i++)
+		put_write_access(rp->inode);
 	return 0;
 }
 
@@ -318,6 +347,175 @@ static void inode_oplog_test_files(struct kunit *test)
 	remove_file(test, dentry);
 }
 
+/*
+ * Write accesses: the second get on a CPU attaches its log and biases
+ * i_writecount, so that the lockless deny fails; the slow deny folds the
+ * logs and refuses while any write access is counted, then flushes them
+ * and denies; a denied inode gets no log, and its gets fail.
+ */
+static void inode_oplog_test_write_deny(struct kunit *test)
+{
+	struct dentry *dentry = make_file(test, "wdeny");
+	struct inode *inode;
+	struct file *f;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, dentry);
+	inode = d_inode(dentry);
+	f = open_rdonly(test, dentry);
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	migrate_disable();
+	inode_oplog_hot_reset();
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, get_write_access(inode), 0);
+	KUNIT_EXPECT_TRUE(test, w_logged(inode));
+	/* One in i_writecount, two in this CPU's log, and the bias. */
+	KUNIT_EXPECT_EQ(test, atomic_read(&inode->i_writecount),
+			1 + I_WRITECOUNT_BIAS);
+	KUNIT_EXPECT_EQ(test, i_writecount_read(inode), 3);
+	KUNIT_EXPECT_TRUE(test, inode_is_open_for_write(inode));
+	KUNIT_EXPECT_EQ(test, deny_write_access(f), -ETXTBSY);
+	/* A refused deny keeps the logs. */
+	KUNIT_EXPECT_TRUE(test, w_logged(inode));
+	for (i = 0; i < 3; i++)
+		put_write_access(inode);
+	KUNIT_EXPECT_EQ(test, i_writecount_read(inode), 0);
+	KUNIT_EXPECT_FALSE(test, inode_is_open_for_write(inode));
+	KUNIT_EXPECT_EQ(test, deny_write_access(f), 0);
+	KUNIT_EXPECT_FALSE(test, w_logged(inode));
+	KUNIT_EXPECT_EQ(test, atomic_read(&inode->i_writecount), -1);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, get_write_access(inode), -ETXTBSY);
+	KUNIT_EXPECT_FALSE(test, w_logged(inode));
+	KUNIT_EXPECT_EQ(test, i_writecount_read(inode), -1);
+	allow_write_access(f);
+	KUNIT_EXPECT_EQ(test, get_write_access(inode), 0);
+	KUNIT_EXPECT_EQ(test, get_write_access(inode), 0);
+	KUNIT_EXPECT_TRUE(test, w_logged(inode));
+	put_write_access(inode);
+	put_write_access(inode);
+	migrate_enable();
+	KUNIT_EXPECT_EQ(test, i_writecount_read(inode), 0);
+	fput(f);
+	remove_file(test, dentry);
+}
+
+/*
+ * Write accesses logged on this CPU and put on another: the other CPU
+ * logs the puts, i_writecount alone may go anywhere, and a deny decides
+ * on the sum.  i_writecount_read_locked() agrees under i_lock.
+ */
+static void inode_oplog_test_write_other_cpu(struct kunit *test)
+{
+	struct dentry *dentry;
+	struct remote_put rp;
+	struct inode *inode;
+	struct file *f;
+	int cpu, i;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two online CPUs");
+	dentry = make_file(test, "wother");
+	KUNIT_ASSERT_NOT_NULL(test, dentry);
+	inode = d_inode(dentry);
+	f = open_rdonly(test, dentry);
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	migrate_disable();
+	cpu = smp_processor_id();
+	inode_oplog_hot_reset();
+	for (i = 0; i < 8; i++)
+		KUNIT_EXPECT_EQ(test, get_write_access(inode), 0);
+	KUNIT_EXPECT_TRUE(test, w_logged(inode));
+	rp.inode = inode;
+	rp.n = 7;
+	KUNIT_EXPECT_EQ(test, work_on_cpu(cpumask_any_but(cpu_online_mask, cpu),
+					  remote_put_write, &rp), 0);
+	KUNIT_EXPECT_EQ(test, i_writecount_read(inode), 1);
+	spin_lock(&inode->i_lock);
+	KUNIT_EXPECT_EQ(test, i_writecount_read_locked(inode), 1);
+	spin_unlock(&inode->i_lock);
+	KUNIT_EXPECT_EQ(test, deny_write_access(f), -ETXTBSY);
+	rp.n = 1;
+	KUNIT_EXPECT_EQ(test, work_on_cpu(cpumask_any_but(cpu_online_mask, cpu),
+					  remote_put_write, &rp), 0);
+	KUNIT_EXPECT_EQ(test, deny_write_access(f), 0);
+	KUNIT_EXPECT_EQ(test, get_write_access(inode), -ETXTBSY);
+	allow_write_access(f);
+	migrate_enable();
+	KUNIT_EXPECT_EQ(test, i_writecount_read(inode), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&inode->i_writecount), 0);
+	fput(f);
+	remove_file(test, dentry);
+}
+
+/* Switching off takes the bias off: i_writecount alone is exact again. */
+static void inode_oplog_test_write_switch(struct kunit *test)
+{
+	struct dentry *dentry = make_file(test, "wswitch");
+	struct inode *inode;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, dentry);
+	inode = d_inode(dentry);
+	migrate_disable();
+	inode_oplog_hot_reset();
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, get_write_access(inode), 0);
+	migrate_enable();
+	KUNIT_EXPECT_TRUE(test, w_logged(inode));
+	KUNIT_EXPECT_EQ(test, inode_oplog_switch(false), 0);
+	KUNIT_EXPECT_FALSE(test, w_logged(inode));
+	KUNIT_EXPECT_EQ(test, oplog_type_nr_logs(&i_writecount_oplog_type), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&inode->i_writecount), 4);
+	for (i = 0; i < 4; i++)
+		put_write_access(inode);
+	KUNIT_EXPECT_EQ(test, atomic_read(&inode->i_writecount), 0);
+	KUNIT_EXPECT_EQ(test, inode_oplog_switch(true), 0);
+	remove_file(test, dentry);
+}
+
+/* Real files: open(O_RDWR) and close go through the write counters. */
+static void inode_oplog_test_write_files(struct kunit *test)
+{
+	struct inode_oplog_test *t = test->priv;
+	struct dentry *dentry = make_file(test, "wfiles");
+	struct file *f[4], *ro;
+	struct path path;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, dentry);
+	ro = open_rdonly(test, dentry);
+	KUNIT_ASSERT_NOT_NULL(test, ro);
+	path.mnt = t->mnt;
+	path.dentry = dentry;
+	migrate_disable();
+	inode_oplog_hot_reset();
+	for (i = 0; i < ARRAY_SIZE(f); i++) {
+		f[i] = dentry_open(&path, O_RDWR, current_cred());
+		if (IS_ERR(f[i])) {
+			KUNIT_FAIL(test, "dentry_open: %ld", PTR_ERR(f[i]));
+			break;
+		}
+	}
+	migrate_enable();
+	if (i == ARRAY_SIZE(f)) {
+		KUNIT_EXPECT_TRUE(test, w_logged(d_inode(dentry)));
+		KUNIT_EXPECT_EQ(test, i_writecount_read(d_inode(dentry)), 4);
+		KUNIT_EXPECT_EQ(test, deny_write_access(ro), -ETXTBSY);
+	}
+	while (i--)
+		__fput_sync(f[i]);
+	KUNIT_EXPECT_EQ(test, i_writecount_read(d_inode(dentry)), 0);
+	KUNIT_EXPECT_EQ(test, deny_write_access(ro), 0);
+	f[0] = dentry_open(&path, O_RDWR, current_cred());
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(f[0]), -ETXTBSY);
+	if (!IS_ERR(f[0]))
+		fput(f[0]);
+	allow_write_access(ro);
+	fput(ro);
+	remove_file(test, dentry);
+}
+
 static struct kunit_case inode_oplog_test_cases[] = {
 	KUNIT_CASE(inode_oplog_test_hot),
 	KUNIT_CASE(inode_oplog_test_cold),
@@ -326,6 +524,10 @@ static struct kunit_case inode_oplog_test_cases[] = {
 	KUNIT_CASE(inode_oplog_test_destroy),
 	KUNIT_CASE(inode_oplog_test_release),
 	KUNIT_CASE(inode_oplog_test_files),
+	KUNIT_CASE(inode_oplog_test_write_deny),
+	KUNIT_CASE(inode_oplog_test_write_other_cpu),
+	KUNIT_CASE(inode_oplog_test_write_switch),
+	KUNIT_CASE(inode_oplog_test_write_files),
 	{}
 };
 
@@ -338,5 +540,5 @@ static struct kunit_suite inode_oplog_test_suite = {
 
 kunit_test_suite(inode_oplog_test_suite);
 
-MODULE_DESCRIPTION("KUnit tests of OpLog read-only open counts");
+MODULE_DESCRIPTION("KUnit tests of OpLog open counts");
 MODULE_LICENSE("GPL");

@@ -290,49 +290,52 @@ def check_i_mmap_users(src):
 	return problems
 
 
-# The implementation of the per-CPU read-only open counts and its KUnit
-# test: what cocci/i_readcount_readers.cocci protects.
-I_READCOUNT_OWN = ('fs/inode_oplog.c', 'fs/inode_oplog.h', 'fs/inode_oplog_test.c')
+# The implementation of the per-CPU open counts and its KUnit test: what
+# cocci/i_readcount_readers.cocci and cocci/i_writecount_readers.cocci
+# protect.
+I_OPEN_COUNTS_OWN = ('fs/inode_oplog.c', 'fs/inode_oplog.h', 'fs/inode_oplog_test.c')
 
 
-def check_i_readcount_readers(src):
-	"""Find every use of an inode's i_readcount in @src.
+def check_open_count_readers(src, field):
+	"""Find every use of an inode's open count @field in @src.
 
-	With CONFIG_INODE_OPLOG, i_readcount misses the opens counted per CPU
-	(fs/inode_oplog.c); only i_readcount_read() folds them.  Runs
-	cocci/i_readcount_readers.cocci on the files that name the field, and
-	returns the problems: a function outside the implementation that uses
-	it and is not in cocci/i_readcount_readers.allow, a listed one that no
-	longer does, or a file whose code names it where coccinelle found no
-	function, unless the allow list names the whole file ("*": macros).
+	@field is 'i_readcount' or 'i_writecount'.  With CONFIG_INODE_OPLOG, the
+	field misses the opens counted per CPU (fs/inode_oplog.c); only
+	<field>_read() folds them.  Runs cocci/<field>_readers.cocci on the
+	files that name the field, and returns the problems: a function
+	outside the implementation that uses it and is not in
+	cocci/<field>_readers.allow, a listed one that no longer does, or a
+	file whose code names it where coccinelle found no function, unless
+	the allow list names the whole file ("*": macros).
 	"""
-	pattern = r'(->|\.)\s*i_readcount\b'
-	allowed = read_allow('i_readcount_readers.allow')
-	files, out, problems = run_cocci_rule(src, pattern, 'i_readcount_readers.cocci')
+	pattern = r'(->|\.)\s*%s\b' % field
+	allow = '%s_readers.allow' % field
+	allowed = read_allow(allow)
+	files, out, problems = run_cocci_rule(src, pattern, '%s_readers.cocci' % field)
 	found = {}
 	for m in re.finditer(r'^READER (?:\./)?(\S+):(\d+):(\S+)$', out, re.M):
-		if m.group(1) not in I_READCOUNT_OWN:
+		if m.group(1) not in I_OPEN_COUNTS_OWN:
 			found.setdefault((m.group(1), m.group(3)), m.group(2))
 	for (path, fn), line in sorted(found.items()):
 		if (path, fn) not in allowed:
-			problems.append('%s:%s: %s() reads i_readcount: call i_readcount_read(), '
-					'which folds the per-CPU counts, or list it in '
-					'i_readcount_readers.allow' % (path, line, fn))
+			problems.append('%s:%s: %s() reads %s: call %s_read(), which folds '
+					'the per-CPU counts, or list it in %s' %
+					(path, line, fn, field, field, allow))
 		elif not allowed[(path, fn)]:
-			problems.append('%s %s: i_readcount_readers.allow gives no reason' % (path, fn))
+			problems.append('%s %s: %s gives no reason' % (path, fn, allow))
 	whole = {path for path, fn in allowed if fn == '*'}
 	for path, fn in sorted(set(allowed) - set(found)):
 		if fn != '*':
-			problems.append('%s %s: listed in i_readcount_readers.allow but uses no '
-					'i_readcount any more: remove it' % (path, fn))
+			problems.append('%s %s: listed in %s but uses no %s any more: '
+					'remove it' % (path, fn, allow, field))
 		elif path not in files:
-			problems.append('%s: listed in i_readcount_readers.allow but names no '
-					'i_readcount any more: remove it' % path)
-	parsed = {path for path, fn in found} | set(I_READCOUNT_OWN) | whole
+			problems.append('%s: listed in %s but names no %s any more: '
+					'remove it' % (path, allow, field))
+	parsed = {path for path, fn in found} | set(I_OPEN_COUNTS_OWN) | whole
 	problems += unparsed_uses(src, [f for f in files if f not in parsed], parsed,
-				  pattern, 'i_readcount')
-	log('i_readcount readers: %d functions in %d files, %d reviewed' %
-	    (len(found), len({p for p, f in found}), len(allowed)))
+				  pattern, field)
+	log('%s readers: %d functions in %d files, %d reviewed' %
+	    (field, len(found), len({p for p, f in found}), len(allowed)))
 	return problems
 
 
@@ -378,7 +381,9 @@ def static_checks():
 		log('kernel-doc -Wall: %d files checked' % len(docfiles))
 	failures += ['d_count() readers: ' + p for p in check_dcount_readers(src)]
 	failures += ['i_mmap users: ' + p for p in check_i_mmap_users(src)]
-	failures += ['i_readcount readers: ' + p for p in check_i_readcount_readers(src)]
+	for field in ('i_readcount', 'i_writecount'):
+		failures += ['%s readers: %s' % (field, p)
+			     for p in check_open_count_readers(src, field)]
 	# Build first: the objects must come from the current .config.
 	obj = build_kernel('release')
 	if cfiles:
