@@ -484,8 +484,8 @@ GATE_FIXTURE = {
 	('open_bench', 'same-rdonly-oplog'): (0.08, {}, 0.01, 4.3),
 	('open_bench', 'private-rdonly-stock'): (0.053, {}, 0, None),
 	('open_bench', 'same-rdwr-stock'): (12.0, {'dcache': 7.4}, 11.9, None),
-	('open_bench', 'same-rdwr-oplog'): (4.6, {}, 4.6, 4.0),
-	('open_bench', 'private-rdwr-stock'): (0.02, {}, 0, None),
+	('open_bench', 'same-rdwr-oplog'): (0.17, {}, 0.01, 4.0),
+	('open_bench', 'private-rdwr-stock'): (0.13, {}, 0, None),
 	('fork_bench', 'shared-16f-stock'): (601, {'rmap': 189}, 541, None),
 	('fork_bench', 'shared-16f-oplog'): (387, {'rmap': 7.3, 'oplog': 0.1}, 360, 22),
 	('fork_bench', 'private-16f-stock'): (414, {'rmap': 39}, 381, None),
@@ -537,6 +537,9 @@ class GateTest(unittest.TestCase):
 		# per open+close, as stock's i_readcount moved
 		r = gate_results(open_bench__same_rdonly_oplog=[('transfers_per_op', 2.03)])
 		self.assertEqual(self.failed(r), ['open+close of one file, O_RDONLY'])
+		# ... and the write count: 2 transfers per open+close more
+		r = gate_results(open_bench__same_rdwr_oplog=[('transfers_per_op', 2.17)])
+		self.assertEqual(self.failed(r), ['open+close of one file, O_RDWR'])
 
 	def test_shared_store_in_the_inlined_hit_path(self):
 		# a store to one line per stat that the whole operation shows
