@@ -57,7 +57,7 @@ BENCH = {
 	'fork_truncate': {'kind': 'T', 'T': 10},
 	'inotify_bench': {'kind': 'bench', 'modes': 4},
 	'mmap_bench': {'kind': 'bench', 'modes': 4},
-	'open_bench': {'kind': 'bench', 'modes': 8},
+	'open_bench': {'kind': 'bench', 'modes': 12},
 	# "many" creates 100000 names (8192 in a checking boot)
 	'stat_bench': {'kind': 'bench', 'modes': 6, 'setup_s': 6},
 	'oplog_list_bench': {'kind': 'list', 'modes': 4},
