@@ -71,8 +71,10 @@
  * i_writecount carries %I_WRITECOUNT_BIAS on top of its share of the
  * count.  The first log to attach adds the bias with a compare-and-swap
  * that fails while i_writecount is negative (i_writecount_oplog_attach()),
- * and the detach that leaves no log removes it, after the logs were
- * folded (i_writecount_oplog_detach()).  So:
+ * and whatever leaves ->cpus zero removes it, after the logs were folded
+ * (i_writecount_settle()).  With more CPUs than bits in ->cpus, an
+ * eviction leaves its bit set, and the bias stays with it until a flush.
+ * So:
  *
  *  - a log exists only while no user denies write access, and a hit (a
  *    write access counted in a log) needs no check of the sign;
@@ -88,7 +90,11 @@
  *
  * Readers of the write count call i_writecount_read(), which folds the
  * logs under i_lock and takes the bias off; "make check" fails on any
- * other reader (i_writecount_readers.cocci).  The readers that order
+ * other reader (i_writecount_readers.cocci).  The shared part may drift
+ * from the count by the write accesses counted on one side and dropped
+ * on the other (a get counted in i_writecount, its put in a log); a fold
+ * ends the drift, and with no log i_writecount is the count.  The bias
+ * assumes fewer than 2^28 struct files with write access to one inode.  The readers that order
  * themselves against an open with a full barrier (khugepaged's
  * collapse_file(), the lease code) keep their pairing: a hit is a fully
  * ordered atomic add, a reader's fold a fully ordered exchange, and a miss
@@ -214,20 +220,38 @@ static bool i_writecount_oplog_attach(struct oplog_obj *obj)
 }
 
 /*
+ * Take the bias off once ->cpus is zero.  Under i_lock the bias is on
+ * exactly while ->cpus is non-zero, except between the clearing of the
+ * last bit (with every log folded) and this call.  That is where the
+ * value tells: with no log, i_writecount is the count itself, far below
+ * half the bias, so a flush that calls ->detach once per log it detached
+ * takes the bias off once, and a flush that detached none (every bit was
+ * stale: with more CPUs than bits in ->cpus an eviction leaves its bit)
+ * leaves it to the caller's call here.
+ */
+static void i_writecount_settle(struct inode *inode)
+{
+	lockdep_assert_held(&inode->i_lock);
+	if (!inode->i_writecount_oplog.cpus &&
+	    atomic_read(&inode->i_writecount) >= I_WRITECOUNT_BIAS / 2)
+		atomic_sub(I_WRITECOUNT_BIAS, &inode->i_writecount);
+}
+
+/*
  * A CPU's log was detached (its delta already folded), or an attach kept
- * no log: the last one takes the bias off.  With ->cpus exact under
- * i_lock, the bias is on exactly while ->cpus is non-zero, except between
- * the clearing of the last bit and this call; a flush calls this once per
- * log it detached, so the bias is taken off only once, by the value.
+ * no log: the last one takes the bias off.
  */
 static void i_writecount_oplog_detach(struct oplog_obj *obj)
 {
-	struct inode *inode = w_obj_inode(obj);
+	i_writecount_settle(w_obj_inode(obj));
+}
 
+/* Fold and detach every CPU's log of the write count, and the bias. */
+static void i_writecount_flush(struct inode *inode)
+{
 	lockdep_assert_held(&inode->i_lock);
-	if (!obj->cpus &&
-	    atomic_read(&inode->i_writecount) >= I_WRITECOUNT_BIAS / 2)
-		atomic_sub(I_WRITECOUNT_BIAS, &inode->i_writecount);
+	oplog_flush_locked(&i_writecount_oplog_type, &inode->i_writecount_oplog);
+	i_writecount_settle(inode);
 }
 
 static const struct oplog_type_ops i_writecount_oplog_ops = {
@@ -441,7 +465,10 @@ void put_write_access(struct inode *inode)
 }
 EXPORT_SYMBOL(put_write_access);
 
-/* The exact write count, i_lock held: fold the logs, take the bias off. */
+/*
+ * The exact write count, i_lock held: fold the logs (which stay
+ * attached) and take the bias off, which is on while ->cpus is non-zero.
+ */
 static int __i_writecount_sum(struct inode *inode)
 {
 	struct oplog_obj *obj = &inode->i_writecount_oplog;
@@ -450,19 +477,18 @@ static int __i_writecount_sum(struct inode *inode)
 	if (!oplog_obj_has_logs(obj))
 		return atomic_read(&inode->i_writecount);
 	oplog_synchronize_locked(&i_writecount_oplog_type, obj);
-	/* A synchronize may have detached the last log, and the bias. */
-	return atomic_read(&inode->i_writecount) -
-	       (oplog_obj_has_logs(obj) ? I_WRITECOUNT_BIAS : 0);
+	return atomic_read(&inode->i_writecount) - I_WRITECOUNT_BIAS;
 }
 
 /**
  * i_writecount_deny_slow() - deny_write_access() when i_writecount > 0
  * @inode: the inode
  *
- * i_writecount is positive: writers, or the bias of logged ones.  Folds
+ * i_writecount is positive: writers, or the bias of logged ones (which
+ * may outlive the switch: stale bits, see i_writecount_settle()).  Folds
  * the logs under i_lock; if the exact count is positive, write access is
- * in use; else every log is flushed (which takes the bias off) and the
- * deny is counted in i_writecount, where later write accesses find it.
+ * in use; else every log is flushed and the bias taken off, and the deny
+ * is counted in i_writecount, where later write accesses find it.
  *
  * Context: process context; takes @inode->i_lock; does not sleep.
  * Return: 0 if write access is now denied, -ETXTBSY if a user has it.
@@ -472,13 +498,11 @@ int i_writecount_deny_slow(struct inode *inode)
 	struct oplog_obj *obj = &inode->i_writecount_oplog;
 	int ret = -ETXTBSY;
 
-	if (!static_branch_unlikely(&inode_oplog_logged_key))
-		return -ETXTBSY;
 	spin_lock(&inode->i_lock);
 	if (oplog_obj_has_logs(obj)) {
 		if (__i_writecount_sum(inode) > 0)
 			goto out;
-		oplog_flush_locked(&i_writecount_oplog_type, obj);
+		i_writecount_flush(inode);
 	}
 	if (atomic_dec_unless_positive(&inode->i_writecount))
 		ret = 0;
@@ -498,8 +522,6 @@ EXPORT_SYMBOL(i_writecount_deny_slow);
 int i_writecount_read_locked(struct inode *inode)
 {
 	lockdep_assert_held(&inode->i_lock);
-	if (!static_branch_unlikely(&inode_oplog_logged_key))
-		return atomic_read(&inode->i_writecount);
 	return __i_writecount_sum(inode);
 }
 EXPORT_SYMBOL(i_writecount_read_locked);
@@ -524,8 +546,13 @@ int i_writecount_read(const struct inode *inode)
 	struct inode *w = (struct inode *)inode;
 	int n;
 
-	if (!static_branch_unlikely(&inode_oplog_logged_key))
-		return atomic_read(&inode->i_writecount);
+	/* Switched off and no log nor bias left: the count is i_writecount. */
+	if (!static_branch_unlikely(&inode_oplog_logged_key) &&
+	    !oplog_obj_has_logs(&inode->i_writecount_oplog)) {
+		n = atomic_read(&inode->i_writecount);
+		if (n < I_WRITECOUNT_BIAS / 2)
+			return n;
+	}
 	spin_lock(&w->i_lock);
 	n = __i_writecount_sum(w);
 	spin_unlock(&w->i_lock);
@@ -538,7 +565,9 @@ EXPORT_SYMBOL(i_writecount_read);
  * @inode: the inode being destroyed
  *
  * Takes the object lock even when no log is seen, so that an eviction of
- * one, which holds that lock, is over before @inode is freed.
+ * one, which holds that lock, is over before @inode is freed.  Leaves
+ * both &struct oplog_obj zeroed and i_writecount without the bias, for
+ * the next user of the memory (inode_init_always() resets neither).
  *
  * Context: task context, from __destroy_inode(); does not sleep.
  */
@@ -549,9 +578,9 @@ void __inode_oplog_release(struct inode *inode)
 		oplog_flush_locked(&i_readcount_oplog_type,
 				   &inode->i_readcount_oplog);
 	if (oplog_obj_has_logs(&inode->i_writecount_oplog))
-		oplog_flush_locked(&i_writecount_oplog_type,
-				   &inode->i_writecount_oplog);
+		i_writecount_flush(inode);
 	WARN_ON_ONCE(atomic_read(&inode->i_readcount));
+	WARN_ON_ONCE(atomic_read(&inode->i_writecount) >= I_WRITECOUNT_BIAS / 2);
 	spin_unlock(&inode->i_lock);
 }
 

@@ -137,7 +137,10 @@ static __always_inline void i_writecount_dec(struct inode *inode)
  */
 static inline void inode_oplog_release(struct inode *inode)
 {
-	if (static_branch_unlikely(&inode_oplog_logged_key))
+	/* Switched off, stale bits (and the bias) may be left: clear them. */
+	if (static_branch_unlikely(&inode_oplog_logged_key) ||
+	    oplog_obj_has_logs(&inode->i_readcount_oplog) ||
+	    oplog_obj_has_logs(&inode->i_writecount_oplog))
 		__inode_oplog_release(inode);
 }
 #else

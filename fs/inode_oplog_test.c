@@ -366,12 +366,13 @@ static void inode_oplog_test_write_deny(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, f);
 	migrate_disable();
 	inode_oplog_hot_reset();
+	/* Hot already: every get is logged, i_writecount has the bias only. */
+	inode_oplog_hot(inode);
 	for (i = 0; i < 3; i++)
 		KUNIT_EXPECT_EQ(test, get_write_access(inode), 0);
 	KUNIT_EXPECT_TRUE(test, w_logged(inode));
-	/* One in i_writecount, two in this CPU's log, and the bias. */
 	KUNIT_EXPECT_EQ(test, atomic_read(&inode->i_writecount),
-			1 + I_WRITECOUNT_BIAS);
+			I_WRITECOUNT_BIAS);
 	KUNIT_EXPECT_EQ(test, i_writecount_read(inode), 3);
 	KUNIT_EXPECT_TRUE(test, inode_is_open_for_write(inode));
 	KUNIT_EXPECT_EQ(test, deny_write_access(f), -ETXTBSY);
@@ -430,6 +431,9 @@ static void inode_oplog_test_write_other_cpu(struct kunit *test)
 	rp.n = 7;
 	KUNIT_EXPECT_EQ(test, work_on_cpu(cpumask_any_but(cpu_online_mask, cpu),
 					  remote_put_write, &rp), 0);
+	/* The other CPU logged its puts: the shared part did not move. */
+	KUNIT_EXPECT_EQ(test, atomic_read(&inode->i_writecount),
+			1 + I_WRITECOUNT_BIAS);
 	KUNIT_EXPECT_EQ(test, i_writecount_read(inode), 1);
 	spin_lock(&inode->i_lock);
 	KUNIT_EXPECT_EQ(test, i_writecount_read_locked(inode), 1);
@@ -443,6 +447,46 @@ static void inode_oplog_test_write_other_cpu(struct kunit *test)
 	allow_write_access(f);
 	migrate_enable();
 	KUNIT_EXPECT_EQ(test, i_writecount_read(inode), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&inode->i_writecount), 0);
+	fput(f);
+	remove_file(test, dentry);
+}
+
+/*
+ * A stale bit: with more CPUs than bits in ->cpus, an eviction leaves its
+ * bit and the bias.  The readers take the bias off, a deny flushes and
+ * settles it, and so does the release of the inode.
+ */
+static void inode_oplog_test_write_stale_bit(struct kunit *test)
+{
+	struct dentry *dentry = make_file(test, "wstale");
+	struct oplog_obj *obj;
+	struct inode *inode;
+	struct file *f;
+
+	KUNIT_ASSERT_NOT_NULL(test, dentry);
+	inode = d_inode(dentry);
+	obj = &inode->i_writecount_oplog;
+	f = open_rdonly(test, dentry);
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	KUNIT_ASSERT_FALSE(test, w_logged(inode));
+	spin_lock(&inode->i_lock);
+	obj->cpus = BIT(BITS_PER_LONG - 1);
+	atomic_add(I_WRITECOUNT_BIAS, &inode->i_writecount);
+	spin_unlock(&inode->i_lock);
+	KUNIT_EXPECT_EQ(test, i_writecount_read(inode), 0);
+	KUNIT_EXPECT_FALSE(test, inode_is_open_for_write(inode));
+	KUNIT_EXPECT_EQ(test, deny_write_access(f), 0);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(obj->cpus), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&inode->i_writecount), -1);
+	allow_write_access(f);
+
+	spin_lock(&inode->i_lock);
+	obj->cpus = BIT(BITS_PER_LONG - 1);
+	atomic_add(I_WRITECOUNT_BIAS, &inode->i_writecount);
+	spin_unlock(&inode->i_lock);
+	inode_oplog_release(inode);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(obj->cpus), 0);
 	KUNIT_EXPECT_EQ(test, atomic_read(&inode->i_writecount), 0);
 	fput(f);
 	remove_file(test, dentry);
@@ -526,6 +570,7 @@ static struct kunit_case inode_oplog_test_cases[] = {
 	KUNIT_CASE(inode_oplog_test_files),
 	KUNIT_CASE(inode_oplog_test_write_deny),
 	KUNIT_CASE(inode_oplog_test_write_other_cpu),
+	KUNIT_CASE(inode_oplog_test_write_stale_bit),
 	KUNIT_CASE(inode_oplog_test_write_switch),
 	KUNIT_CASE(inode_oplog_test_write_files),
 	{}
