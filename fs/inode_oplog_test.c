@@ -480,6 +480,8 @@ static void inode_oplog_test_write_stale_bit(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, READ_ONCE(obj->cpus), 0);
 	KUNIT_EXPECT_EQ(test, atomic_read(&inode->i_writecount), -1);
 	allow_write_access(f);
+	/* The release checks that no file is open. */
+	__fput_sync(f);
 
 	spin_lock(&inode->i_lock);
 	obj->cpus = BIT(BITS_PER_LONG - 1);
@@ -488,7 +490,6 @@ static void inode_oplog_test_write_stale_bit(struct kunit *test)
 	inode_oplog_release(inode);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(obj->cpus), 0);
 	KUNIT_EXPECT_EQ(test, atomic_read(&inode->i_writecount), 0);
-	fput(f);
 	remove_file(test, dentry);
 }
 
