@@ -530,7 +530,8 @@ EXPORT_SYMBOL(i_writecount_read_locked);
  * i_writecount_read() - the write count of an inode
  * @inode: the inode
  *
- * Folds every CPU's logged write accesses into i_writecount and reads it
+ * Without the bias, i_writecount is the count.  With it, folds every
+ * CPU's logged write accesses into i_writecount under i_lock and reads it
  * without the bias (the thesis's synchronize, section 6.1).  The logs stay
  * attached; the count is not a property of their placement, so a const
  * inode may be passed (inode_is_open_for_write()).
@@ -546,13 +547,15 @@ int i_writecount_read(const struct inode *inode)
 	struct inode *w = (struct inode *)inode;
 	int n;
 
-	/* Switched off and no log nor bias left: the count is i_writecount. */
-	if (!static_branch_unlikely(&inode_oplog_logged_key) &&
-	    !oplog_obj_has_logs(&inode->i_writecount_oplog)) {
-		n = atomic_read(&inode->i_writecount);
-		if (n < I_WRITECOUNT_BIAS / 2)
-			return n;
-	}
+	/*
+	 * No bias: no CPU logged the count when i_writecount had this value
+	 * (the bias goes on before the first log and off after the last
+	 * fold), so it is the count; an inode never opened for write hot
+	 * costs one load, as in 6.12.
+	 */
+	n = atomic_read(&inode->i_writecount);
+	if (n < I_WRITECOUNT_BIAS / 2)
+		return n;
 	spin_lock(&w->i_lock);
 	n = __i_writecount_sum(w);
 	spin_unlock(&w->i_lock);
