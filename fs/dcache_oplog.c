@@ -75,11 +75,13 @@
  * seen as stale by the d_seq re-check.
  *
  * Which references are logged: the one legitimize_path() takes (the final
- * component of a path walk, symlinks being followed, scoped roots), and,
+ * component of a path walk, symlinks being followed, scoped roots) and
+ * dget_parent()'s (dcache_oplog_get_parent(): the parent that
+ * fsnotify_parent() takes on every event in a watched directory), and,
  * on a CPU that already logs the dentry, the ones path_get() takes (the
  * f_path reference of an open file, the cwd and root references of
- * fs_struct) and dget_parent()'s, through the hit path alone
- * (dcache_oplog_get_hit()); every dput() of a dentry that some CPU logs
+ * fs_struct), through the hit path alone (dcache_oplog_get_hit(): its
+ * callers may hold any lock); every dput() of a dentry that some CPU logs
  * goes to this CPU's counter.  So open() and close() of a cached file,
  * whose walk legitimizes the file's dentry first, touch no shared line of
  * the dentry.
@@ -316,6 +318,25 @@ enum dcache_oplog_ref __dcache_oplog_get_miss(struct dentry *dentry,
 	if (!read_seqcount_retry(&dentry->d_seq, seq))
 		return DCACHE_OPLOG_GOT;
 	return __dcache_oplog_undo(dentry);
+}
+
+/**
+ * __dcache_oplog_get_parent_miss() - dcache_oplog_get_parent() on a miss
+ * @dentry: the parent, read under rcu_read_lock(); no reference is held
+ *
+ * Attaches this CPU's log of @dentry and takes the reference on it if
+ * @dentry is hot here and eligible; ->attach pins @dentry under its
+ * d_lock unless it is dying or unhashed.
+ *
+ * Context: under rcu_read_lock(); may take @dentry->d_lock; does not sleep.
+ * Return: true if the reference was taken, false if the caller must take
+ * it on d_lockref.
+ */
+bool __dcache_oplog_get_parent_miss(struct dentry *dentry)
+{
+	return in_task() && dcache_oplog_hot(dentry) &&
+	       dcache_oplog_eligible(dentry) &&
+	       !oplog_add(&dcache_oplog_type, &dentry->d_oplog, 1);
 }
 
 /**

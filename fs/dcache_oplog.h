@@ -40,6 +40,7 @@ int dcache_oplog_switch(bool on);
 enum dcache_oplog_ref __dcache_oplog_get_miss(struct dentry *dentry,
 					      unsigned int seq);
 enum dcache_oplog_ref __dcache_oplog_undo(struct dentry *dentry);
+bool __dcache_oplog_get_parent_miss(struct dentry *dentry);
 bool __dcache_oplog_put(struct dentry *dentry);
 #if IS_ENABLED(CONFIG_KUNIT)
 bool dcache_oplog_hot(const struct dentry *dentry);
@@ -110,6 +111,31 @@ static inline bool dcache_oplog_get_hit(struct dentry *dentry)
 }
 
 /**
+ * dcache_oplog_get_parent() - dget_parent()'s reference on this CPU's counter
+ * @dentry: the parent, read under rcu_read_lock(); no reference is held
+ *
+ * As dcache_oplog_get_hit(), but a miss on a parent that is hot on this
+ * CPU attaches this CPU's log (__dcache_oplog_get_parent_miss()): the
+ * parent that fsnotify_parent() takes on every event in a watched
+ * directory is then logged by those events, not only by walks that
+ * happened to take a reference on it.  ->attach takes @dentry's d_lock,
+ * as dget_parent()'s own slow path does, and refuses a dying or unhashed
+ * dentry; dget_parent() checks the child's d_seq afterwards either way.
+ *
+ * Context: under rcu_read_lock(); may take @dentry->d_lock; does not sleep.
+ * Return: true if the reference was taken, false if the caller must take
+ * it on d_lockref.
+ */
+static inline bool dcache_oplog_get_parent(struct dentry *dentry)
+{
+	if (!static_branch_unlikely(&dcache_oplog_key))
+		return false;
+	if (likely(oplog_add_hit(&dcache_oplog_type, &dentry->d_oplog, 1)))
+		return true;
+	return __dcache_oplog_get_parent_miss(dentry);
+}
+
+/**
  * dcache_oplog_put() - dput() through this CPU's counter
  * @dentry: a dentry the caller holds a reference to
  *
@@ -163,6 +189,11 @@ static inline enum dcache_oplog_ref dcache_oplog_get(struct dentry *dentry,
 }
 
 static inline bool dcache_oplog_get_hit(struct dentry *dentry)
+{
+	return false;
+}
+
+static inline bool dcache_oplog_get_parent(struct dentry *dentry)
 {
 	return false;
 }

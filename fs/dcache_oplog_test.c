@@ -419,6 +419,41 @@ static void dcache_oplog_test_dget_parent(struct kunit *test)
 }
 
 /*
+ * dget_parent() of a parent that no CPU logs attaches this CPU's log on
+ * its second miss (dcache_oplog_get_parent()), as fsnotify_parent() of a
+ * watched directory does on every event; the count stays exact.
+ */
+static void dcache_oplog_test_dget_parent_attach(struct kunit *test)
+{
+	struct dentry *dir = make_in(test, NULL, "pa", true);
+	struct dentry *child, *parent;
+	int base, i;
+
+	KUNIT_ASSERT_NOT_NULL(test, dir);
+	child = make_in(test, dir, "c", false);
+	KUNIT_ASSERT_NOT_NULL(test, child);
+	base = exact_count(dir);
+	KUNIT_ASSERT_FALSE(test, oplog_obj_has_logs(&dir->d_oplog));
+
+	migrate_disable();
+	dcache_oplog_hot_reset();
+	for (i = 0; i < 2; i++) {
+		parent = dget_parent(child);
+		KUNIT_EXPECT_PTR_EQ(test, parent, dir);
+		dput(parent);
+	}
+	KUNIT_EXPECT_TRUE(test, oplog_obj_has_logs(&dir->d_oplog));
+	parent = dget_parent(child);
+	migrate_enable();
+	/* folds and detaches the log: the held reference is left */
+	KUNIT_EXPECT_EQ(test, exact_count(dir), base + 1);
+	dput(parent);
+	KUNIT_EXPECT_EQ(test, exact_count(dir), base);
+	dput(child);
+	dput(dir);
+}
+
+/*
  * Killing a child puts its parent without flushing the parent's logs:
  * the log survives, the pin keeps the parent alive, the count is exact.
  */
@@ -594,6 +629,7 @@ static struct kunit_case dcache_oplog_test_cases[] = {
 	KUNIT_CASE(dcache_oplog_test_hot),
 	KUNIT_CASE(dcache_oplog_test_path_get),
 	KUNIT_CASE(dcache_oplog_test_dget_parent),
+	KUNIT_CASE(dcache_oplog_test_dget_parent_attach),
 	KUNIT_CASE(dcache_oplog_test_parent_kill),
 	KUNIT_CASE(dcache_oplog_test_ineligible),
 	KUNIT_CASE(dcache_oplog_test_unpinned),
