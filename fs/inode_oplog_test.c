@@ -315,28 +315,39 @@ static void inode_oplog_test_release(struct kunit *test)
 	remove_file(test, dentry);
 }
 
-/* Real files: open(O_RDONLY) and close go through the counters. */
-static void inode_oplog_test_files(struct kunit *test)
+/*
+ * Open @dentry @n times with @flags into @f on this CPU, from a cold
+ * hotness filter.  Return: how many were opened (< @n after a failure).
+ */
+static int open_files(struct kunit *test, struct dentry *dentry, int flags,
+		      struct file **f, int n)
 {
 	struct inode_oplog_test *t = test->priv;
-	struct dentry *dentry = make_file(test, "files");
-	struct file *f[4];
-	struct path path;
+	struct path path = { .mnt = t->mnt, .dentry = dentry };
 	int i;
 
-	KUNIT_ASSERT_NOT_NULL(test, dentry);
-	path.mnt = t->mnt;
-	path.dentry = dentry;
 	migrate_disable();
 	inode_oplog_hot_reset();
-	for (i = 0; i < ARRAY_SIZE(f); i++) {
-		f[i] = dentry_open(&path, O_RDONLY, current_cred());
+	for (i = 0; i < n; i++) {
+		f[i] = dentry_open(&path, flags, current_cred());
 		if (IS_ERR(f[i])) {
 			KUNIT_FAIL(test, "dentry_open: %ld", PTR_ERR(f[i]));
 			break;
 		}
 	}
 	migrate_enable();
+	return i;
+}
+
+/* Real files: open(O_RDONLY) and close go through the counters. */
+static void inode_oplog_test_files(struct kunit *test)
+{
+	struct dentry *dentry = make_file(test, "files");
+	struct file *f[4];
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, dentry);
+	i = open_files(test, dentry, O_RDONLY, f, ARRAY_SIZE(f));
 	if (i == ARRAY_SIZE(f)) {
 		KUNIT_EXPECT_TRUE(test, logged(d_inode(dentry)));
 		KUNIT_EXPECT_EQ(test, i_readcount_read(d_inode(dentry)), 4);
@@ -524,25 +535,14 @@ static void inode_oplog_test_write_files(struct kunit *test)
 {
 	struct inode_oplog_test *t = test->priv;
 	struct dentry *dentry = make_file(test, "wfiles");
+	struct path path = { .mnt = t->mnt, .dentry = dentry };
 	struct file *f[4], *ro;
-	struct path path;
 	int i;
 
 	KUNIT_ASSERT_NOT_NULL(test, dentry);
 	ro = open_rdonly(test, dentry);
 	KUNIT_ASSERT_NOT_NULL(test, ro);
-	path.mnt = t->mnt;
-	path.dentry = dentry;
-	migrate_disable();
-	inode_oplog_hot_reset();
-	for (i = 0; i < ARRAY_SIZE(f); i++) {
-		f[i] = dentry_open(&path, O_RDWR, current_cred());
-		if (IS_ERR(f[i])) {
-			KUNIT_FAIL(test, "dentry_open: %ld", PTR_ERR(f[i]));
-			break;
-		}
-	}
-	migrate_enable();
+	i = open_files(test, dentry, O_RDWR, f, ARRAY_SIZE(f));
 	if (i == ARRAY_SIZE(f)) {
 		KUNIT_EXPECT_TRUE(test, w_logged(d_inode(dentry)));
 		KUNIT_EXPECT_EQ(test, i_writecount_read(d_inode(dentry)), 4);
