@@ -47,7 +47,7 @@ bool __rmap_oplog_relog(struct address_space *mapping,
 void __rmap_oplog_lock_move(struct vm_area_struct *vma);
 int rmap_oplog_switch(bool on);
 #if IS_ENABLED(CONFIG_KUNIT)
-/* Internals, for mm/oplog_rmap_test.c only. */
+/* Internals, for mm/oplog_rmap_kunit.c only. */
 bool rmap_oplog_enabled(void);
 bool rmap_oplog_eligible(struct vm_area_struct *vma,
 			 struct vm_area_struct *parent);

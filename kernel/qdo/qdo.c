@@ -90,7 +90,7 @@
  * state.  The thesis used 10 ms (section 5.3.2); the default is measured
  * with tools/testing/selftests/scalable/qdo_latency.c
  * (Documentation/core-api/qdo.rst).  Visible to KUnit, whose CPU hotplug
- * test lengthens it (kernel/qdo/qdo_test.c).
+ * test lengthens it (kernel/qdo/qdo_kunit.c).
  */
 VISIBLE_IF_KUNIT unsigned int qdo_period_us = 4000;
 module_param_named(period_us, qdo_period_us, uint, 0644);

@@ -2,8 +2,8 @@
 /*
  * A kthread that spins with preemption disabled on one CPU: a QDo
  * read-side section that lasts until it is released.  Shared by the KUnit
- * tests of QDo (kernel/qdo/qdo_test.c) and of clustered objects
- * (lib/clustered_test.c) to show the subset property: a CPU outside a
+ * tests of QDo (kernel/qdo/qdo_kunit.c) and of clustered objects
+ * (lib/clustered_kunit.c) to show the subset property: a CPU outside a
  * request's quiescence mask that never passes a quiescent state must not
  * delay it.
  *

@@ -293,7 +293,7 @@ def check_i_mmap_users(src):
 # The implementation of the per-CPU open counts and its KUnit test: what
 # cocci/i_readcount_readers.cocci and cocci/i_writecount_readers.cocci
 # protect.
-I_OPEN_COUNTS_OWN = ('fs/inode_oplog.c', 'fs/inode_oplog.h', 'fs/inode_oplog_test.c')
+I_OPEN_COUNTS_OWN = ('fs/inode_oplog.c', 'fs/inode_oplog.h', 'fs/inode_oplog_kunit.c')
 
 
 def check_open_count_readers(src, field):

@@ -896,7 +896,7 @@ class KunitSuitesTest(unittest.TestCase):
 		self.assertLessEqual({'ast_sync', 'qdo', 'clustered', 'oplog', 'dcache_oplog',
 				      'inotify_oplog', 'rmap_oplog'}, set(suites))
 		where, cases = suites['oplog']
-		self.assertEqual(where, os.path.join('lib', 'oplog_test.c'))
+		self.assertEqual(where, os.path.join('lib', 'oplog_kunit.c'))
 		self.assertIn('oplog_test_order_cpus', cases)
 		self.assertNotIn('kunit_ordered', suites)
 		for name, (where, cases) in suites.items():

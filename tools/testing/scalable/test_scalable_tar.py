@@ -148,7 +148,7 @@ class PackTest(unittest.TestCase):
 		self.assertEqual(files['run_scalable.sh'], os.path.join(common.HARNESS, 'run_native.sh'))
 		# the series' KUnit sources: the suites analyze() requires
 		kunit_srcs = [os.path.relpath(f, common.TOP) for f in P.series_kunit_files()]
-		self.assertIn('lib/oplog_test.c', kunit_srcs)
+		self.assertIn('lib/oplog_kunit.c', kunit_srcs)
 		self.assertEqual(sorted(files), sorted(kunit_srcs + [
 			'run_scalable.sh', 'tools/testing/kunit/kunit.py',
 			'tools/testing/kunit/kunit_parser.py', 'tools/testing/scalable/base.conf',
