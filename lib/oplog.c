@@ -4,7 +4,10 @@
  *
  * After Boyd-Wickizer, "Optimizing Communication Bottlenecks in
  * Multiprocessor Operating System Kernels", PhD thesis, MIT, 2014.
- * See include/linux/oplog.h and Documentation/core-api/oplog.rst.
+ * See include/linux/oplog.h and Documentation/core-api/oplog.rst.  This
+ * file holds the logs, synchronize and queueing; lib/oplog_cache.c the
+ * per-CPU log caches (eviction, the shrinker, CPU hotplug), and
+ * lib/oplog_debugfs.c the statistics, over lib/oplog_internal.h.
  *
  * Data structures.  Each registered type owns a clustered object whose
  * per-CPU representative is a log cache: a direct-mapped table of
@@ -50,8 +53,6 @@
 
 #include <linux/cpufeature.h>
 #include <linux/cpuhotplug.h>
-#include <linux/debugfs.h>
-#include <linux/delay.h>
 #include <linux/export.h>
 #include <linux/hash.h>
 #include <linux/list_sort.h>
@@ -63,7 +64,6 @@
 #include <linux/qdo.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
-#include <linux/seq_file.h>
 #include <linux/shrinker.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -73,16 +73,11 @@
 #include <asm/tsc.h>
 #endif
 
-static const char * const oplog_stat_names[OPLOG_NR_STATS] = {
-	"queued", "hits", "misses", "evictions", "evict_busy", "full",
-	"direct", "syncs", "flushes", "applied", "absorbed_local",
-	"absorbed_global", "retired", "local_folds", "reused",
-};
+#include "oplog_internal.h"
 
-static struct kmem_cache *oplog_log_cachep;
-static LIST_HEAD(oplog_types);
-static DEFINE_MUTEX(oplog_types_lock);	/* oplog_types, and hotplug/shrink */
-static struct dentry *oplog_debugfs_root;
+struct kmem_cache *oplog_log_cachep;
+LIST_HEAD(oplog_types);
+DEFINE_MUTEX(oplog_types_lock);	/* oplog_types, and hotplug/shrink */
 static bool oplog_ready;
 
 /* ---- clock ---- */
@@ -159,48 +154,12 @@ static void __init oplog_clock_init(void)
 
 /* ---- helpers ---- */
 
-static inline unsigned long oplog_cpu_bit(unsigned int cpu)
-{
-	return BIT(cpu % BITS_PER_LONG);
-}
-
-/* Does the type stamp its operations?  See %OPLOG_UNSTAMPED. */
-static inline bool oplog_stamped(const struct oplog_type *type)
-{
-	return !(type->flags & OPLOG_UNSTAMPED);
-}
-
-/* Exact bits: a CPU's bit can be cleared when its log goes away. */
-static inline bool oplog_exact_bits(void)
-{
-	return nr_cpu_ids <= BITS_PER_LONG;
-}
-
-/* @cpu's log cache, if it was ever instantiated; caches live until unregister. */
-static inline struct oplog_cache *oplog_cache_of(struct oplog_type *type,
-						 unsigned int cpu)
-{
-	return READ_ONCE(*per_cpu_ptr(type->caches.slot, cpu));
-}
-
-static inline bool oplog_has_list(const struct oplog_type *type)
-{
-	return type->kind != OPLOG_COUNTER;
-}
-
-/* The object lock, from the type's ->obj_lock. */
-static inline spinlock_t *oplog_lock_of(const struct oplog_type *type,
-					struct oplog_obj *obj)
-{
-	return type->ops->obj_lock(obj);
-}
-
 /*
  * Count an event in this CPU's cache, if it has one; never allocates.  A
  * type that failed to register has no caches (->caches.slot is NULL), and
  * its users still synchronize and flush their objects, which have no logs.
  */
-static void oplog_stat(struct oplog_type *type, enum oplog_stat s, long n)
+void oplog_stat(struct oplog_type *type, enum oplog_stat s, long n)
 {
 	struct oplog_cache *cache;
 
@@ -234,7 +193,7 @@ static void oplog_log_free_rcu(struct rcu_head *head)
  * passed a quiescent state.  QDo is not up in early boot; RCU covers that
  * (a preempt-disabled region is an RCU reader too).
  */
-static void oplog_retire(struct oplog_log *log)
+void oplog_retire(struct oplog_log *log)
 {
 	unsigned int cpu = log->cpu;
 
@@ -383,13 +342,6 @@ static void oplog_apply(struct oplog_type *type, struct oplog_obj *obj,
 		oplog_stat(type, OPLOG_STAT_ABSORBED_GLOBAL, absorbed);
 }
 
-/* What oplog_collect() does with the log it empties. */
-enum oplog_detach {
-	OPLOG_DETACH_NONE,	/* stays @obj's log (a synchronize) */
-	OPLOG_DETACH_VACATE,	/* stays in its slot, vacant (a flush) */
-	OPLOG_DETACH_FREE,	/* leaves its slot, to be retired (an eviction) */
-};
-
 /*
  * Take @obj's operations out of @cpu's log (those up to @cutoff, or all of
  * them if it is detached).  A flush leaves the emptied log in its slot
@@ -399,11 +351,11 @@ enum oplog_detach {
  * unless @how is %OPLOG_DETACH_NONE.  Sets *@left if operations stamped
  * after @cutoff stay in the log.  Object lock held.
  */
-static struct oplog_log *oplog_collect(struct oplog_type *type,
-				       struct oplog_obj *obj, unsigned int cpu,
-				       u64 cutoff, enum oplog_detach how,
-				       struct list_head *batch, long *delta,
-				       bool *left)
+struct oplog_log *oplog_collect(struct oplog_type *type,
+				struct oplog_obj *obj, unsigned int cpu,
+				u64 cutoff, enum oplog_detach how,
+				struct list_head *batch, long *delta,
+				bool *left)
 {
 	bool detach = how != OPLOG_DETACH_NONE;
 	struct oplog_cache *cache = oplog_cache_of(type, cpu);
@@ -509,9 +461,9 @@ static bool oplog_fold_alone(struct oplog_obj *obj, unsigned int cpu,
  * logs, since timestamp order needs them, which visits only the CPUs whose
  * bit is set: none when this was the object's only log.
  */
-static void oplog_apply_evicted(struct oplog_type *type, struct oplog_obj *obj,
-				unsigned int cpu, struct list_head *batch,
-				long delta)
+void oplog_apply_evicted(struct oplog_type *type, struct oplog_obj *obj,
+			 unsigned int cpu, struct list_head *batch,
+			 long delta)
 {
 	lockdep_assert_held(oplog_lock_of(type, obj));
 
@@ -1264,311 +1216,7 @@ int oplog_add(struct oplog_type *type, struct oplog_obj *obj, long delta)
 }
 EXPORT_SYMBOL_GPL(oplog_add);
 
-/*
- * The body of oplog_evict_cpu() for slot @i of @cpu's @cache: detach its
- * log if it is idle (or @idle_only is false) and its object's lock can be
- * had.  A function of its own, so that the trylock and its unlock are not
- * in a loop (sparse cannot follow that).  Returns true if a log was
- * detached.
- */
-static bool oplog_evict_slot(struct oplog_type *type, struct oplog_cache *cache,
-			     unsigned int cpu, unsigned int i, bool idle_only)
-{
-	const struct oplog_type_ops *ops = type->ops;
-	struct oplog_log *log;
-	struct oplog_obj *obj;
-	spinlock_t *lock;	/* @obj's object lock */
-	LIST_HEAD(batch);
-	bool used, left = false;
-	long delta = 0;
-
-	raw_spin_lock(&cache->lock);
-	log = cache->slots[i];
-	if (!log)
-		goto out_unlock;
-	if (!log->obj) {
-		/* Vacant: no object to apply, only memory to give back. */
-		WRITE_ONCE(cache->slots[i], NULL);
-		WRITE_ONCE(cache->nr_vacant, cache->nr_vacant - 1);
-		raw_spin_unlock(&cache->lock);
-		oplog_retire(log);
-		return true;
-	}
-	if (idle_only) {
-		raw_spin_lock(&log->lock);
-		used = READ_ONCE(log->referenced);
-		WRITE_ONCE(log->referenced, false);
-		raw_spin_unlock(&log->lock);
-		if (used)
-			goto out_unlock;
-	}
-	obj = log->obj;
-	lock = oplog_lock_of(type, obj);
-	if (!spin_trylock(lock))
-		goto out_unlock;
-	raw_spin_unlock(&cache->lock);
-
-	log = oplog_collect(type, obj, cpu, U64_MAX, OPLOG_DETACH_FREE, &batch,
-			    &delta, &left);
-	if (log) {
-		if (oplog_exact_bits())
-			WRITE_ONCE(obj->cpus, obj->cpus & ~oplog_cpu_bit(cpu));
-		oplog_retire(log);
-		oplog_apply_evicted(type, obj, cpu, &batch, delta);
-		if (ops->detach)
-			ops->detach(obj);
-	}
-	spin_unlock(lock);
-	return log;
-
-out_unlock:
-	raw_spin_unlock(&cache->lock);
-	return false;
-}
-
-/*
- * Detach logs of @cpu's cache, scanning at most @scan slots from its clock
- * hand: every log (the CPU died), or those not used since the hand last
- * passed them (the shrinker's clock algorithm).  Each victim is trylocked
- * under the cache lock, which keeps it alive, then its operations are
- * applied under its lock by oplog_apply_evicted() (a counter folds @cpu's
- * delta alone).  A busy object is skipped: its log stays correct, as every
- * synchronize visits all possible CPUs, online or not.  Called with
- * oplog_types_lock held.  Returns the number of logs detached.
- */
-static unsigned long oplog_evict_cpu(struct oplog_type *type, unsigned int cpu,
-				     bool idle_only, unsigned long scan)
-{
-	struct oplog_cache *cache = oplog_cache_of(type, cpu);
-	unsigned long done = 0;
-	unsigned int i;
-
-	lockdep_assert_held(&oplog_types_lock);
-
-	if (!cache)
-		return 0;
-	for (scan = min_t(unsigned long, scan, type->nr_slots); scan; scan--) {
-		cond_resched();
-		i = cache->hand;
-		cache->hand = (i + 1) & (type->nr_slots - 1);
-		done += oplog_evict_slot(type, cache, cpu, i, idle_only);
-	}
-	return done;
-}
-
-/*
- * Sum every CPU's count of objects' logs, or of vacant logs if @vacant.
- * Each count is written under its cache lock; this reads them without it.
- */
-static unsigned long oplog_type_sum(struct oplog_type *type, bool vacant)
-{
-	struct oplog_cache *cache;
-	unsigned long n = 0;
-	unsigned int cpu;
-
-	for_each_possible_cpu(cpu) {
-		cache = oplog_cache_of(type, cpu);
-		if (cache)
-			n += vacant ? READ_ONCE(cache->nr_vacant) :
-				      READ_ONCE(cache->nr_logs);
-	}
-	return n;
-}
-
-/**
- * oplog_type_nr_logs() - how many logs a type has
- * @type: a registered type
- *
- * Sums the per-CPU counts of logs in the slots of @type's log caches, at
- * the time of the call: there is no global counter for the hit or miss
- * paths to write.  Only logs of an object count: not the vacant ones that
- * flushes leave in their slots for reuse, nor logs retired but not yet
- * freed.
- *
- * Context: any; lockless, so only a snapshot while CPUs queue.
- * Return: the number of (object, CPU) logs of @type.
- */
-unsigned long oplog_type_nr_logs(struct oplog_type *type)
-{
-	return oplog_type_sum(type, false);
-}
-EXPORT_SYMBOL_GPL(oplog_type_nr_logs);
-
-/* Vacant logs of @type in every CPU's cache: a snapshot. */
-static unsigned long oplog_type_nr_vacant(struct oplog_type *type)
-{
-	return oplog_type_sum(type, true);
-}
-
-/*
- * Logs in @cpu's cache of @type, objects' and vacant ones (0 if it has no
- * cache).  Read under the cache lock: a flush moves a log from one count
- * to the other under it, and oplog_cpu_dead() must not see the log in
- * neither.  Context: may not be called under a cache lock.
- */
-static unsigned int oplog_cpu_nr_logs(struct oplog_type *type, unsigned int cpu)
-{
-	struct oplog_cache *cache = oplog_cache_of(type, cpu);
-	unsigned int n;
-
-	if (!cache)
-		return 0;
-	raw_spin_lock(&cache->lock);
-	n = cache->nr_logs + cache->nr_vacant;
-	raw_spin_unlock(&cache->lock);
-	return n;
-}
-
-/**
- * oplog_type_drain() - detach every log of a type
- * @type: a registered type
- *
- * Applies and detaches the logs of every CPU's cache, as CPU hotplug does
- * for a dead CPU, and retries the objects whose lock was busy until no log
- * is left.  The caller must make sure that no new log is attached
- * meanwhile (its ->attach refuses), or this may not return; a user's
- * switch that turns its OpLog path off uses it so that, afterwards, no
- * object has a log at all (fs/dcache_oplog.c).
- *
- * Context: process context, sleeps; not with an object lock held.
- */
-void oplog_type_drain(struct oplog_type *type)
-{
-	unsigned int cpu;
-
-	for (;;) {
-		mutex_lock(&oplog_types_lock);
-		for_each_possible_cpu(cpu)
-			oplog_evict_cpu(type, cpu, false, ULONG_MAX);
-		mutex_unlock(&oplog_types_lock);
-		if (!oplog_type_nr_logs(type))
-			return;
-		usleep_range(500, 1000);
-	}
-}
-EXPORT_SYMBOL_GPL(oplog_type_drain);
-
-/* ---- log caches: the clustered object ---- */
-
-static void oplog_cache_free(struct clustered_obj *co, void *rep)
-{
-	struct oplog_cache *cache = rep;
-
-	if (cache) {
-		kvfree(cache->slots);
-		kfree(cache);
-	}
-}
-
-static struct oplog_cache *oplog_cache_alloc(struct oplog_type *type,
-					     unsigned int cpu, gfp_t gfp)
-{
-	struct oplog_cache *cache;
-	int node = cpu_to_node(cpu);
-
-	cache = kzalloc_node(sizeof(*cache), gfp, node);
-	if (!cache)
-		return NULL;
-	cache->slots = kvcalloc_node(type->nr_slots, sizeof(*cache->slots),
-				     gfp, node);
-	if (!cache->slots) {
-		kfree(cache);
-		return NULL;
-	}
-	raw_spin_lock_init(&cache->lock);
-	lockdep_set_class(&cache->lock, &type->cache_key);
-	return cache;
-}
-
-/*
- * The caches' miss handler: hand @cpu the cache reserved for it at
- * registration, so that the hit path never depends on an atomic order-3
- * allocation (it only allocates if that reservation failed).
- */
-static void *oplog_cache_miss(struct clustered_obj *co, unsigned int cpu,
-			      gfp_t gfp)
-{
-	struct oplog_type *type = container_of(co, struct oplog_type, caches);
-	void *cache = xchg(per_cpu_ptr(type->spares, cpu), NULL);
-
-	return cache ?: oplog_cache_alloc(type, cpu, gfp);
-}
-
-static void oplog_free_spares(struct oplog_type *type)
-{
-	unsigned int cpu;
-
-	for_each_possible_cpu(cpu)
-		oplog_cache_free(&type->caches,
-				 xchg(per_cpu_ptr(type->spares, cpu), NULL));
-	free_percpu(type->spares);
-	type->spares = NULL;
-}
-
-static void oplog_cache_release(struct clustered_obj *co)
-{
-	complete(&container_of(co, struct oplog_type, caches)->released);
-}
-
-static const struct clustered_ops oplog_cache_ops = {
-	.miss		= oplog_cache_miss,
-	.free_rep	= oplog_cache_free,
-	.release	= oplog_cache_release,
-};
-
-/* ---- debugfs ---- */
-
-static int oplog_stats_show(struct seq_file *m, void *v)
-{
-	static const char * const kinds[] = {
-		[OPLOG_ORDERED] = "ordered", [OPLOG_COUNTER] = "counter",
-		[OPLOG_ABSORBING] = "absorbing",
-	};
-	struct oplog_type *type = m->private;
-	long sum[OPLOG_NR_STATS] = { };
-	unsigned long offline_logs = 0;
-	struct oplog_cache *cache;
-	unsigned int cpu, s, caches = 0;
-
-	for_each_possible_cpu(cpu) {
-		cache = oplog_cache_of(type, cpu);
-		if (!cache)
-			continue;
-		caches++;
-		for (s = 0; s < OPLOG_NR_STATS; s++)
-			sum[s] += local_read(&cache->stats[s]);
-		if (!cpu_online(cpu))
-			offline_logs += oplog_cpu_nr_logs(type, cpu);
-	}
-	/* A hit counts only as a hit; "queued" is every accepted operation. */
-	sum[OPLOG_STAT_QUEUED] += sum[OPLOG_STAT_HITS];
-	seq_printf(m, "kind %s\nclock %s\nslots %u\nmax_len %u\ncaches %u\nlogs %lu\n",
-		   kinds[type->kind], oplog_clock_is_tsc() ? "tsc" : "seq",
-		   type->nr_slots, type->max_len, caches,
-		   oplog_type_nr_logs(type));
-	/*
-	 * Logs of CPUs that are not online, vacant ones included: 0 once
-	 * oplog_cpu_dead() ran for each of them (a CPU on its way down may
-	 * still hold some).
-	 */
-	seq_printf(m, "offline_logs %lu\n", offline_logs);
-	/* Left in their slots by flushes, for the next miss there. */
-	seq_printf(m, "vacant_logs %lu\n", oplog_type_nr_vacant(type));
-	seq_printf(m, "log_bytes %u\ncache_bytes %zu\n",
-		   kmem_cache_size(oplog_log_cachep),
-		   sizeof(*cache) + type->nr_slots * sizeof(*cache->slots));
-	for (s = 0; s < OPLOG_NR_STATS; s++)
-		seq_printf(m, "%s %ld\n", oplog_stat_names[s], sum[s]);
-	return 0;
-}
-DEFINE_SHOW_ATTRIBUTE(oplog_stats);
-
 /* ---- registration ---- */
-
-static unsigned long oplog_shrink_count(struct shrinker *s,
-					struct shrink_control *sc);
-static unsigned long oplog_shrink_scan(struct shrinker *s,
-				       struct shrink_control *sc);
 
 /**
  * oplog_type_register() - set up a type and its per-CPU log caches
@@ -1652,10 +1300,7 @@ int oplog_type_register(struct oplog_type *type)
 	list_add_tail(&type->list, &oplog_types);
 	mutex_unlock(&oplog_types_lock);
 	shrinker_register(type->shrinker);
-	type->debugfs = debugfs_create_dir(type->name ?: "unnamed",
-					   oplog_debugfs_root);
-	debugfs_create_file("stats", 0444, type->debugfs, type,
-			    &oplog_stats_fops);
+	oplog_debugfs_add_type(type);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(oplog_type_register);
@@ -1686,7 +1331,7 @@ void oplog_type_unregister(struct oplog_type *type)
 	mutex_lock(&oplog_types_lock);
 	list_del(&type->list);
 	mutex_unlock(&oplog_types_lock);
-	debugfs_remove_recursive(type->debugfs);
+	oplog_debugfs_remove_type(type);
 
 	for_each_possible_cpu(cpu) {
 		cache = oplog_cache_of(type, cpu);
@@ -1715,94 +1360,6 @@ void oplog_type_unregister(struct oplog_type *type)
 }
 EXPORT_SYMBOL_GPL(oplog_type_unregister);
 
-/*
- * A CPU died: apply and detach all its logs, so that their memory and the
- * objects' attachments go (what it logged would not be lost otherwise:
- * every synchronize visits offline CPUs' logs too).  oplog_evict_cpu()
- * skips an object whose lock is busy; nothing attaches a log to a dead
- * CPU's cache (only a CPU's own queue() does), so retrying until the
- * cache is empty ends once those holders unlock.  Empty counts vacant
- * logs too: the holder may be a flush that vacates the log after the
- * pass has scanned its slot, and the next pass frees it.  The mutex is
- * dropped between passes, for the shrinker's trylock.
- */
-static int oplog_cpu_dead(unsigned int cpu)
-{
-	unsigned long passes = 0;
-	struct oplog_type *type;
-	bool left;
-
-	for (;; passes++) {
-		left = false;
-		mutex_lock(&oplog_types_lock);
-		list_for_each_entry(type, &oplog_types, list) {
-			oplog_evict_cpu(type, cpu, false, ULONG_MAX);
-			left |= oplog_cpu_nr_logs(type, cpu) != 0;
-		}
-		mutex_unlock(&oplog_types_lock);
-		if (!left)
-			return 0;
-		/* An object lock held for seconds: say who waits, once. */
-		if (passes == 10000)
-			pr_warn("CPU %u: offline, still holding logs of busy objects\n",
-				cpu);
-		usleep_range(100, 200);
-	}
-}
-
-/* Objects' logs and vacant ones: both are memory the scan can free. */
-static unsigned long oplog_shrink_count(struct shrinker *s,
-					struct shrink_control *sc)
-{
-	unsigned long n = oplog_type_nr_logs(s->private_data) +
-			  oplog_type_nr_vacant(s->private_data);
-
-	return n ?: SHRINK_EMPTY;
-}
-
-/*
- * Free the logs nobody used since the previous pass (a clock algorithm on
- * the referenced flag); their objects' operations are applied first.  Each
- * call scans @sc->nr_to_scan slots, round robin over the CPUs that have a
- * cache: from the slot and the CPU where the previous call stopped to the
- * end of that CPU's table, then on to the next CPU, so that every CPU's
- * logs are reached (the shrinker asks for batches of 128 slots, 4096
- * slots per CPU is the default).  No cpus_read_lock() here (reclaim may
- * run under the hotplug lock): a CPU that dies meanwhile is drained by
- * oplog_cpu_dead(), which waits for the mutex we hold.
- */
-static unsigned long oplog_shrink_scan(struct shrinker *s,
-				       struct shrink_control *sc)
-{
-	struct oplog_type *type = s->private_data;
-	unsigned long scan = sc->nr_to_scan, freed = 0, n;
-	struct oplog_cache *cache;
-	unsigned int cpu, visited;
-
-	/* Users' callbacks may take filesystem locks. */
-	if (!(sc->gfp_mask & __GFP_FS) || !mutex_trylock(&oplog_types_lock))
-		return SHRINK_STOP;
-	/* Every CPU once, and the first one's slots before its hand. */
-	for (visited = 0; scan && visited <= nr_cpu_ids; visited++) {
-		cpu = type->shrink_cpu;
-		cache = oplog_cache_of(type, cpu);
-		if (cache) {
-			n = min_t(unsigned long, scan,
-				  type->nr_slots - cache->hand);
-			freed += oplog_evict_cpu(type, cpu, true, n);
-			scan -= n;
-			/* Stopped inside this CPU's table: go on there. */
-			if (cache->hand)
-				break;
-		}
-		cpu = cpumask_next(cpu, cpu_possible_mask);
-		type->shrink_cpu = cpu < nr_cpu_ids ? cpu :
-				   cpumask_first(cpu_possible_mask);
-	}
-	mutex_unlock(&oplog_types_lock);
-	return freed;
-}
-
 static int __init oplog_init(void)
 {
 	int ret;
@@ -1814,7 +1371,7 @@ static int __init oplog_init(void)
 	if (ret < 0)
 		pr_warn("no CPU hotplug callback (%d): offline CPUs keep their logs\n",
 			ret);
-	oplog_debugfs_root = debugfs_create_dir("oplog", NULL);
+	oplog_debugfs_init();
 	WRITE_ONCE(oplog_ready, true);
 	return 0;
 }

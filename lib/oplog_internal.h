@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * OpLog internals shared by lib/oplog.c (logs, synchronize, queueing,
+ * registration), lib/oplog_cache.c (eviction, the shrinker, CPU hotplug,
+ * the per-CPU log caches) and lib/oplog_debugfs.c (statistics).  Nothing
+ * outside lib/oplog*.c may include it.
+ *
+ * Lock order (lib/oplog.c states the rules): object lock (->obj_lock),
+ * then cache->lock, then log->lock; oplog_types_lock is a mutex taken
+ * outside all of them.
+ */
+#ifndef _LIB_OPLOG_INTERNAL_H
+#define _LIB_OPLOG_INTERNAL_H
+
+#include <linux/bits.h>
+#include <linux/cpumask.h>
+#include <linux/init.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/oplog.h>
+#include <linux/percpu.h>
+#include <linux/shrinker.h>
+#include <linux/spinlock.h>
+
+struct kmem_cache;
+
+/* Cache of &struct oplog_log, every type's logs. */
+extern struct kmem_cache *oplog_log_cachep;
+/* Registered types; oplog_types_lock also serializes hotplug and shrink. */
+extern struct list_head oplog_types;
+extern struct mutex oplog_types_lock;
+
+static inline unsigned long oplog_cpu_bit(unsigned int cpu)
+{
+	return BIT(cpu % BITS_PER_LONG);
+}
+
+/* Does the type stamp its operations?  See %OPLOG_UNSTAMPED. */
+static inline bool oplog_stamped(const struct oplog_type *type)
+{
+	return !(type->flags & OPLOG_UNSTAMPED);
+}
+
+/* Exact bits: a CPU's bit can be cleared when its log goes away. */
+static inline bool oplog_exact_bits(void)
+{
+	return nr_cpu_ids <= BITS_PER_LONG;
+}
+
+/* @cpu's log cache, if it was ever instantiated; caches live until unregister. */
+static inline struct oplog_cache *oplog_cache_of(struct oplog_type *type,
+						 unsigned int cpu)
+{
+	return READ_ONCE(*per_cpu_ptr(type->caches.slot, cpu));
+}
+
+static inline bool oplog_has_list(const struct oplog_type *type)
+{
+	return type->kind != OPLOG_COUNTER;
+}
+
+/* The object lock, from the type's ->obj_lock. */
+static inline spinlock_t *oplog_lock_of(const struct oplog_type *type,
+					struct oplog_obj *obj)
+{
+	return type->ops->obj_lock(obj);
+}
+
+/* What oplog_collect() does with the log it empties. */
+enum oplog_detach {
+	OPLOG_DETACH_NONE,	/* stays @obj's log (a synchronize) */
+	OPLOG_DETACH_VACATE,	/* stays in its slot, vacant (a flush) */
+	OPLOG_DETACH_FREE,	/* leaves its slot, to be retired (an eviction) */
+};
+
+/* lib/oplog.c */
+void oplog_stat(struct oplog_type *type, enum oplog_stat s, long n);
+void oplog_retire(struct oplog_log *log);
+struct oplog_log *oplog_collect(struct oplog_type *type,
+				struct oplog_obj *obj, unsigned int cpu,
+				u64 cutoff, enum oplog_detach how,
+				struct list_head *batch, long *delta,
+				bool *left);
+void oplog_apply_evicted(struct oplog_type *type, struct oplog_obj *obj,
+			 unsigned int cpu, struct list_head *batch,
+			 long delta);
+
+/* lib/oplog_cache.c */
+extern const struct clustered_ops oplog_cache_ops;
+struct oplog_cache *oplog_cache_alloc(struct oplog_type *type,
+				      unsigned int cpu, gfp_t gfp);
+void oplog_free_spares(struct oplog_type *type);
+unsigned long oplog_type_nr_vacant(struct oplog_type *type);
+unsigned int oplog_cpu_nr_logs(struct oplog_type *type, unsigned int cpu);
+int oplog_cpu_dead(unsigned int cpu);
+unsigned long oplog_shrink_count(struct shrinker *s,
+				 struct shrink_control *sc);
+unsigned long oplog_shrink_scan(struct shrinker *s,
+				struct shrink_control *sc);
+
+/* lib/oplog_debugfs.c */
+void __init oplog_debugfs_init(void);
+void oplog_debugfs_add_type(struct oplog_type *type);
+void oplog_debugfs_remove_type(struct oplog_type *type);
+
+#endif /* _LIB_OPLOG_INTERNAL_H */
