@@ -77,7 +77,7 @@ RUN_S, WORKER_S, SETUP_S = 0.05, 0.01, 1
 # collection as a whole.
 COSTS = {
 	'boot': 10, 'end': 2,
-	'ast_fuzz': 18, 'ast_mutex_test': 9, 'dcache_oplog_test': 3, 'inotify_test': 3,
+	'ast_fuzz': 18, 'ast_mutex_test': 9, 'dcache_oplog_test': 5, 'inotify_test': 3,
 	'lease_test': 8,
 	'qdo_hotplug': 5, 'qdo_latency': 22, 'rmap_oplog_test': 3, 'torture': 7,
 	'upstream:fchmodat2': 2, 'upstream:openat2': 14, 'upstream:proc': 5,

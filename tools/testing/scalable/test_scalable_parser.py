@@ -745,7 +745,8 @@ class AnalyzeTest(unittest.TestCase):
 class SkipTest(unittest.TestCase):
 	KST = P.parse_kselftest(
 		'TAP version 13\n1..2\n# selftests: scalable: dcache_oplog_test\n'
-		'# ok 1 umount\n# ok 2 # SKIP shrink: needs CPU 1\n'
+		'# ok 1 dcache_oplog.oplog.umount\n'
+		'# ok 2 dcache_oplog.oplog.shrink # SKIP needs CPU 1\n'
 		'ok 1 selftests: scalable: dcache_oplog_test\n'
 		'# selftests: scalable: qdo_latency\n# 1..0 # SKIP no debugfs\n'
 		'ok 2 selftests: scalable: qdo_latency # SKIP\n')
@@ -759,7 +760,8 @@ class SkipTest(unittest.TestCase):
 	def test_keys(self):
 		self.assertEqual([keys for keys, _ in P.skips(self.KST, self.KUNIT)], [
 			['scalable:qdo_latency'],
-			['scalable:dcache_oplog_test', 'scalable:dcache_oplog_test:shrink: needs CPU 1'],
+			['scalable:dcache_oplog_test',
+			 'scalable:dcache_oplog_test:dcache_oplog.oplog.shrink'],
 			['kunit:qdo', 'kunit:qdo.qdo_test_hotplug'],
 			['kunit:oplog', 'kunit:oplog.oplog_test_param',
 			 'kunit:oplog.oplog_test_param.cpus=4'],
@@ -770,8 +772,8 @@ class SkipTest(unittest.TestCase):
 		self.assertEqual(problems, [
 			'kselftest skipped: scalable:qdo_latency (no debugfs), not expected on release '
 			'(EXPECTED_SKIPS)',
-			'  subtest skipped: scalable:dcache_oplog_test:shrink: needs CPU 1, not '
-			'expected on release (EXPECTED_SKIPS)',
+			'  subtest skipped: scalable:dcache_oplog_test:dcache_oplog.oplog.shrink '
+			'(needs CPU 1), not expected on release (EXPECTED_SKIPS)',
 			'KUnit skipped: kunit:qdo.qdo_test_hotplug, not expected on release '
 			'(EXPECTED_SKIPS)',
 			'KUnit skipped: kunit:oplog.oplog_test_param.cpus=4, not expected on release '
@@ -781,12 +783,13 @@ class SkipTest(unittest.TestCase):
 
 	def test_expected(self):
 		table = {'scalable:qdo_latency': (('release', 'debug'), 'a'),
-			 'scalable:dcache_oplog_test:shrink: needs CPU 1': (('release',), 'b'),
+			 'scalable:dcache_oplog_test:dcache_oplog.oplog.shrink': (('release',), 'b'),
 			 'kunit:qdo.qdo_test_hotplug': (('release',), 'c'),
 			 'kunit:oplog': (('release',), 'd'),
 			 'kunit:clustered': (('release',), 'e')}
 		self.assertEqual(self.check(table), ([], {
-			'scalable:qdo_latency': 'a', 'scalable:dcache_oplog_test:shrink: needs CPU 1': 'b',
+			'scalable:qdo_latency': 'a',
+			'scalable:dcache_oplog_test:dcache_oplog.oplog.shrink': 'b',
 			'kunit:qdo.qdo_test_hotplug': 'c', 'kunit:oplog': 'd', 'kunit:clustered': 'e'}))
 		# Only on the flavours listed.
 		problems, expected = self.check(table, 'debug')
