@@ -172,6 +172,23 @@ void oplog_stat(struct oplog_type *type, enum oplog_stat s, long n)
 	preempt_enable();
 }
 
+/*
+ * Raise this CPU's high-water mark @s to @n.  The mark is read as the
+ * maximum over CPUs (lib/oplog_debugfs.c), not summed.
+ */
+static void oplog_stat_max(struct oplog_type *type, enum oplog_stat s, long n)
+{
+	struct oplog_cache *cache;
+
+	if (unlikely(!type->caches.slot))
+		return;
+	preempt_disable();
+	cache = this_cpu_read(*type->caches.slot);
+	if (cache && local_read(&cache->stats[s]) < n)
+		local_set(&cache->stats[s], n);
+	preempt_enable();
+}
+
 static void oplog_log_free(struct oplog_log *log)
 {
 	kmem_cache_free(oplog_log_cachep, log);
@@ -340,6 +357,7 @@ static void oplog_apply(struct oplog_type *type, struct oplog_obj *obj,
 	oplog_stat(type, OPLOG_STAT_APPLIED, applied);
 	if (absorbed)
 		oplog_stat(type, OPLOG_STAT_ABSORBED_GLOBAL, absorbed);
+	oplog_stat_max(type, OPLOG_STAT_MAX_APPLY, applied + 2 * absorbed);
 }
 
 /*
@@ -1228,8 +1246,14 @@ EXPORT_SYMBOL_GPL(oplog_add);
  * memory reserved here for every possible CPU.
  *
  * Context: process context, may sleep; after core_initcall.
+ * Lowers @max_len so that the logs of one object hold at most
+ * @max_pending operations on all possible CPUs together: every apply
+ * under the object lock (a synchronize, a flush, an eviction, a full
+ * log) then handles at most that many, whatever the number of CPUs.
+ *
  * Return: 0; -EINVAL for missing callbacks, @nr_slots not a power of two or
- * above 2^20, @max_len above 65536, flags on a type that is not
+ * above 2^20, @max_len above 65536, @max_pending above 2^20, flags on a
+ * type that is not
  * %OPLOG_ABSORBING, or %OPLOG_UNSTAMPED with %OPLOG_GLOBAL_ABSORB; -EAGAIN
  * before OpLog is initialised; -ENOMEM.
  */
@@ -1238,6 +1262,7 @@ int oplog_type_register(struct oplog_type *type)
 	const struct oplog_type_ops *ops = type->ops;
 	unsigned int slots = type->nr_slots ?: OPLOG_DEFAULT_SLOTS;
 	unsigned int max_len = type->max_len ?: OPLOG_DEFAULT_MAX_LEN;
+	unsigned int pending = type->max_pending ?: OPLOG_DEFAULT_MAX_PENDING;
 	unsigned int cpu;
 	int ret;
 
@@ -1259,10 +1284,12 @@ int oplog_type_register(struct oplog_type *type)
 	if ((type->flags & OPLOG_UNSTAMPED) &&
 	    (type->flags & OPLOG_GLOBAL_ABSORB))
 		return -EINVAL;
-	if (!is_power_of_2(slots) || slots > (1U << 20) || max_len > 65536)
+	if (!is_power_of_2(slots) || slots > (1U << 20) || max_len > 65536 ||
+	    pending > (1U << 20))
 		return -EINVAL;
 	type->nr_slots = slots;
-	type->max_len = max_len;
+	type->max_pending = pending;
+	type->max_len = clamp(pending / num_possible_cpus(), 1U, max_len);
 	type->slot_bits = ilog2(slots);
 	type->shrink_cpu = cpumask_first(cpu_possible_mask);
 	init_completion(&type->released);

@@ -7,6 +7,7 @@
 
 #include <linux/cpumask.h>
 #include <linux/debugfs.h>
+#include <linux/minmax.h>
 #include <linux/oplog.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -17,7 +18,7 @@
 static const char * const oplog_stat_names[OPLOG_NR_STATS] = {
 	"queued", "hits", "misses", "evictions", "evict_busy", "full",
 	"direct", "syncs", "flushes", "applied", "absorbed_local",
-	"absorbed_global", "retired", "local_folds", "reused",
+	"absorbed_global", "retired", "local_folds", "reused", "max_apply",
 };
 
 static struct dentry *oplog_debugfs_root;
@@ -31,6 +32,7 @@ static int oplog_stats_show(struct seq_file *m, void *v)
 	struct oplog_type *type = m->private;
 	long sum[OPLOG_NR_STATS] = { };
 	unsigned long offline_logs = 0;
+	long n;
 	struct oplog_cache *cache;
 	unsigned int cpu, s, caches = 0;
 
@@ -39,17 +41,23 @@ static int oplog_stats_show(struct seq_file *m, void *v)
 		if (!cache)
 			continue;
 		caches++;
-		for (s = 0; s < OPLOG_NR_STATS; s++)
-			sum[s] += local_read(&cache->stats[s]);
+		for (s = 0; s < OPLOG_NR_STATS; s++) {
+			n = local_read(&cache->stats[s]);
+			/* A high-water mark: the largest of any CPU's. */
+			if (s == OPLOG_STAT_MAX_APPLY)
+				sum[s] = max(sum[s], n);
+			else
+				sum[s] += n;
+		}
 		if (!cpu_online(cpu))
 			offline_logs += oplog_cpu_nr_logs(type, cpu);
 	}
 	/* A hit counts only as a hit; "queued" is every accepted operation. */
 	sum[OPLOG_STAT_QUEUED] += sum[OPLOG_STAT_HITS];
-	seq_printf(m, "kind %s\nclock %s\nslots %u\nmax_len %u\ncaches %u\nlogs %lu\n",
+	seq_printf(m, "kind %s\nclock %s\nslots %u\nmax_len %u\nmax_pending %u\n",
 		   kinds[type->kind], oplog_clock_is_tsc() ? "tsc" : "seq",
-		   type->nr_slots, type->max_len, caches,
-		   oplog_type_nr_logs(type));
+		   type->nr_slots, type->max_len, type->max_pending);
+	seq_printf(m, "caches %u\nlogs %lu\n", caches, oplog_type_nr_logs(type));
 	/*
 	 * Logs of CPUs that are not online, vacant ones included: 0 once
 	 * oplog_cpu_dead() ran for each of them (a CPU on its way down may

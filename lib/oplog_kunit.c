@@ -276,10 +276,18 @@ static struct oplog_type ot_reserving = {
 	.ops = &ot_reserve_ops, .nr_slots = 16, .max_len = OT_SHORT_LEN,
 };
 
+/* Long logs, few operations per object on all CPUs: max_pending rules. */
+#define OT_PENDING	16
+
+static struct oplog_type ot_pending = {
+	.name = "kunit_pending", .kind = OPLOG_ORDERED, .ops = &ot_ops,
+	.nr_slots = 16, .max_len = 64, .max_pending = OT_PENDING,
+};
+
 static struct oplog_type *ot_types[] = {
 	&ot_ordered, &ot_counter, &ot_local, &ot_global, &ot_noabsorb,
 	&ot_oneslot, &ot_short, &ot_stress, &ot_counter1, &ot_cstress,
-	&ot_unstamped, &ot_reserving,
+	&ot_unstamped, &ot_reserving, &ot_pending,
 };
 
 /* A second lock class, for an object whose lock the test holds itself. */
@@ -881,6 +889,45 @@ static void oplog_test_full(struct kunit *test)
 	ot_expect_order(test, o, ops, n);
 	oplog_unlock(&ot_short, &o->oo);
 	ot_flush_check(test, &ot_short, o);
+}
+
+/*
+ * The logs of one object hold at most max_pending operations on all CPUs
+ * together (max_len is lowered at registration), so no apply, whether a
+ * full log's inside oplog_queue() or a reader's synchronize, handles more,
+ * whatever the number of CPUs.
+ */
+static void oplog_test_max_pending(struct kunit *test)
+{
+	unsigned int bound = max(OT_PENDING, num_possible_cpus());
+	struct ot_obj *o = ot_new(test, true);
+	const int per_cpu = 3 * 64;
+	int n = per_cpu * num_online_cpus(), i = 0, j, before;
+	struct ot_op *ops = ot_ops_new(test, n);
+	unsigned int cpu;
+
+	KUNIT_EXPECT_EQ(test, ot_pending.max_len,
+			clamp(OT_PENDING / num_possible_cpus(), 1U, 64U));
+	for_each_online_cpu(cpu) {
+		ot_pin(test, cpu);
+		for (j = 0; j < per_cpu; j++, i++) {
+			before = o->nr_exec;
+			KUNIT_EXPECT_EQ(test, oplog_queue(&ot_pending, &o->oo,
+							  &ops[i].op), 0);
+			/* One apply: what was pending, and this op at most. */
+			KUNIT_EXPECT_LE(test, o->nr_exec - before, bound + 1);
+			KUNIT_EXPECT_LE_MSG(test, i + 1 - o->nr_exec, bound,
+					    "pending after op %d", i);
+		}
+		ot_unpin();
+	}
+	spin_lock(&o->lock);
+	before = o->nr_exec;
+	oplog_synchronize_locked(&ot_pending, &o->oo);
+	KUNIT_EXPECT_LE(test, o->nr_exec - before, bound);
+	spin_unlock(&o->lock);
+	ot_expect_order(test, o, ops, n);
+	ot_flush_check(test, &ot_pending, o);
 }
 
 /* Teardown: a flush applies everything and detaches every CPU's log. */
@@ -1556,6 +1603,7 @@ static struct kunit_case oplog_test_cases[] = {
 	KUNIT_CASE(oplog_test_evict),
 	KUNIT_CASE(oplog_test_counter_evict),
 	KUNIT_CASE(oplog_test_full),
+	KUNIT_CASE(oplog_test_max_pending),
 	KUNIT_CASE(oplog_test_flush),
 	KUNIT_CASE(oplog_test_vacant),
 	KUNIT_CASE(oplog_test_hotplug),

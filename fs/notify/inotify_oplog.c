@@ -34,8 +34,9 @@
  * rules exact: the tail and the count are those of the queue the reader
  * sees, and the overflow event sits where the first event was lost.  The
  * logs hold at most INOTIFY_OPLOG_MAX_LEN (1024) events per CPU before
- * they apply themselves, and never more than the room their CPU
- * reserved within max_queued_events (see Memory below).
+ * they apply themselves, INOTIFY_OPLOG_MAX_PENDING (8192) on all CPUs
+ * together, and never more than the room their CPU reserved within
+ * max_queued_events (see Memory below).
  *
  * Readers.  read(), poll() (hence epoll and select) and FIONREAD lock the
  * queue with inotify_oplog_lock_queue(), which applies the logs when the
@@ -202,9 +203,13 @@ static const struct oplog_type_ops inotify_oplog_ops = {
  * writer apply every CPU's events under notification_lock, which is the
  * locked queue's contention again, so a full log must be rare.  The events
  * are the group's (charged to its memcg), as the locked queue holds up to
- * max_queued_events (16384 by default) of them.
+ * max_queued_events (16384 by default) of them.  One group's logs hold at
+ * most 8192 events on all CPUs together, so that no apply under
+ * notification_lock handles more, whatever the CPU count: eight full logs,
+ * so that OpLog shortens each CPU's log only beyond 8 CPUs.
  */
-#define INOTIFY_OPLOG_MAX_LEN	1024
+#define INOTIFY_OPLOG_MAX_LEN		1024
+#define INOTIFY_OPLOG_MAX_PENDING	8192
 
 VISIBLE_IF_KUNIT struct oplog_type inotify_oplog_type = {
 	.name		= "inotify",
@@ -212,6 +217,7 @@ VISIBLE_IF_KUNIT struct oplog_type inotify_oplog_type = {
 	.ops		= &inotify_oplog_ops,
 	.nr_slots	= 64,
 	.max_len	= INOTIFY_OPLOG_MAX_LEN,
+	.max_pending	= INOTIFY_OPLOG_MAX_PENDING,
 };
 
 /*

@@ -54,6 +54,13 @@ struct shrinker;
 /* Thesis defaults (section 7 and 8.3.2): 4096 slots per CPU, 128 entries. */
 #define OPLOG_DEFAULT_SLOTS	4096
 #define OPLOG_DEFAULT_MAX_LEN	128
+/*
+ * Operations that the logs of one object may hold on all CPUs together,
+ * hence the most that one synchronize, flush or eviction applies in one
+ * hold of the object lock, whatever the number of CPUs: 16 CPUs' logs of
+ * the default length.  See &struct oplog_type.max_pending.
+ */
+#define OPLOG_DEFAULT_MAX_PENDING	2048
 
 /**
  * enum oplog_kind - how a type logs its updates (the thesis's Queue class)
@@ -158,7 +165,13 @@ struct oplog_type_ops {
  * @ops: the callbacks
  * @nr_slots: log-cache slots per CPU, a power of two (0: 4096)
  * @max_len: operations per log before it synchronizes (0: 128); ignored
- *	by %OPLOG_COUNTER
+ *	by %OPLOG_COUNTER.  Registration lowers it to @max_pending divided by
+ *	the number of possible CPUs (at least 1)
+ * @max_pending: operations the logs of one object may hold on all CPUs
+ *	together (0: %OPLOG_DEFAULT_MAX_PENDING), so that an apply under
+ *	the object lock is bounded by a constant, not by the CPU count; a
+ *	machine with more possible CPUs than @max_pending holds at most one
+ *	operation per CPU
  * @flags: %OPLOG_LOCAL_ABSORB, %OPLOG_GLOBAL_ABSORB, %OPLOG_UNSTAMPED
  *
  * Must be statically allocated (it carries lockdep keys).
@@ -169,6 +182,7 @@ struct oplog_type {
 	const struct oplog_type_ops	*ops;
 	unsigned int			nr_slots;
 	unsigned int			max_len;
+	unsigned int			max_pending;
 	unsigned int			flags;
 
 	/* private: */
@@ -207,6 +221,7 @@ enum oplog_stat {
 	OPLOG_STAT_RETIRED,		/* logs handed to QDo */
 	OPLOG_STAT_LOCAL_FOLDS,		/* counter deltas folded alone */
 	OPLOG_STAT_REUSED,		/* misses that took a vacant log */
+	OPLOG_STAT_MAX_APPLY,		/* most operations one apply handled */
 	OPLOG_NR_STATS,
 };
 
