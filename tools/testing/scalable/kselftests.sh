@@ -26,7 +26,9 @@
 #   scalable_ast_bench  ast_bench arguments, '_' for spaces (diagnostic
 #                    boots, e.g. -t_100,1000_-b_100_-c_2)
 #   scalable_soak    seconds: the torture kselftest alternates its phases
-#                    that long (make soak; with scalable_tests=torture)
+#                    that long (make soak; with scalable_tests=torture):
+#                    its soak test alone, TORTURE_SECONDS in its environment;
+#                    without, every torture test but the soak
 #   scalable_exclude comma list of upstream collection:test entries not to
 #                    run (make deb-test: stock races of a distribution
 #                    config); the host counts them as not run
@@ -59,11 +61,15 @@ scalable_bench_args() {
 	*)	bargs="-w 50 -m 200 -r 1" ; tmo=900 ; names="-n 8192" ;;
 	esac
 	[ -n "$scalable_cpus" ] && bargs="$bargs -c $scalable_cpus"
+	# torture's options are kselftest_harness.h's: test names
+	KSELFTEST_TORTURE_ARGS="-T soak"
 	if [ -n "$scalable_soak" ]; then
-		KSELFTEST_TORTURE_ARGS="-t $scalable_soak"
-		export KSELFTEST_TORTURE_ARGS
+		KSELFTEST_TORTURE_ARGS="-t soak"
+		TORTURE_SECONDS=$scalable_soak
+		export TORTURE_SECONDS
 		tmo=$((scalable_soak + 900))
 	fi
+	export KSELFTEST_TORTURE_ARGS
 
 	for t in stat_bench open_bench create_bench fork_bench fork_truncate mmap_bench exec_bench \
 		 inotify_bench ast_bench qdo_latency oplog_list_bench cacheline_bench; do

@@ -708,6 +708,24 @@ class AnalyzeTest(unittest.TestCase):
 			'hotplug ast_fuzz': 1, 'faults failslab': 50, 'faults fail_page_alloc': 2,
 			'passes': 2, 'seconds': 61})
 
+	def test_torture_totals_of_the_harness(self):
+		"""torture's "totals:" lines as kselftest_harness.h's tests print them
+		(ksft_print_msg(), nested by the runner), among its other lines."""
+		tap = ('# selftests: scalable: torture\n# TAP version 13\n# 1..1\n'
+		       '# # Starting 1 tests from 1 test cases.\n#  RUN           torture.soak ...\n'
+		       '# # seed 1\n# # totals: phase hotplug rounds 8 offlines 8\n'
+		       '# # hotplug: stat: 5 calls, 0 failed by faults; no dentry log left\n'
+		       '# # torture.c:1117:soak:Expected 0 (0) == sh->errors[K_STAT] (1)\n'
+		       '# # totals: phase hotplug list 3 qdo 4 rmap_checks 5\n'
+		       '# # totals: phase faults failslab 50 fail_page_alloc 2\n'
+		       '# # totals: phase hotplug rounds 8 offlines 7\n'
+		       '# # totals: passes 2 seconds 61\n#          FAIL  torture.soak\n'
+		       '# not ok 1 torture.soak\nnot ok 1 selftests: scalable: torture # exit=1\n')
+		self.assertEqual(P.parse_torture_totals(tap), {
+			'hotplug rounds': 16, 'hotplug offlines': 15, 'hotplug list': 3,
+			'hotplug qdo': 4, 'hotplug rmap_checks': 5, 'faults failslab': 50,
+			'faults fail_page_alloc': 2, 'passes': 2, 'seconds': 61})
+
 	def test_skips(self):
 		"""Skips fail the boot unless EXPECTED_SKIPS expects them; those are listed."""
 		with mock.patch.object(common, 'EXPECTED_SKIPS', {
@@ -803,6 +821,37 @@ class SkipTest(unittest.TestCase):
 		self.assertFalse([p for p in problems if 'dcache_oplog_test' in p])
 		self.assertIn('kunit:qdo.qdo_test_hotplug', ' '.join(problems))
 		self.assertIn('scalable:qdo_latency', ' '.join(problems))
+
+	def test_torture_faults_is_expected_without_fault_injection(self):
+		"""torture.faults skips on the flavours without fault injection, under
+		the real table; its hotplug test skipping is never expected."""
+		k = P.parse_kselftest(
+			'TAP version 13\n1..1\n# selftests: scalable: torture\n# TAP version 13\n'
+			'# 1..2\n# ok 1 torture.hotplug\n'
+			'# #      SKIP      no fault injection (CONFIG_FAILSLAB, '
+			'CONFIG_FAIL_PAGE_ALLOC, CONFIG_FAULT_INJECTION_DEBUG_FS)\n'
+			'# ok 2 torture.faults # SKIP no fault injection (CONFIG_FAILSLAB, '
+			'CONFIG_FAIL_PAGE_ALLOC, CONFIG_FAULT_INJECTION_DEBUG_FS)\n'
+			'ok 1 selftests: scalable: torture\n')
+		self.assertEqual([keys for keys, _ in P.skips(k, [])],
+				 [['scalable:torture', 'scalable:torture:torture.faults']])
+		key = 'scalable:torture:torture.faults'
+		for fl in ('release', 'kcsan'):
+			self.assertEqual(P.check_skips(k, [], fl),
+					 ([], {key: common.EXPECTED_SKIPS[key][1]}))
+		problems, _ = P.check_skips(k, [], 'debug')
+		self.assertEqual(problems, [
+			'  subtest skipped: scalable:torture:torture.faults (no fault injection '
+			'(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC, '
+			'CONFIG_FAULT_INJECTION_DEBUG_FS)), not expected on debug (EXPECTED_SKIPS)'])
+		hp = P.parse_kselftest(
+			'TAP version 13\n1..1\n# selftests: scalable: torture\n# 1..2\n'
+			'# ok 1 torture.hotplug # SKIP ast: no ast_mutex syscalls\n'
+			'# ok 2 torture.faults # SKIP no fault injection (CONFIG_FAILSLAB)\n'
+			'ok 1 selftests: scalable: torture\n')
+		problems, _ = P.check_skips(hp, [], 'release')
+		self.assertEqual(len(problems), 1)
+		self.assertIn('scalable:torture:torture.hotplug', problems[0])
 
 	def test_fchmodat2_symlink_is_expected(self):
 		"""The one skip of the passing boots, under the real table."""

@@ -5,6 +5,7 @@
 # without booting: a full make run on the reference host fits its budget.
 
 import os
+import subprocess
 import sys
 import unittest
 from unittest import mock
@@ -49,6 +50,23 @@ class BudgetTest(unittest.TestCase):
 			for prog in args:
 				self.assertIn(prog, S.programs())
 				self.assertTrue(prog in S.BENCH or prog in S.COSTS, prog)
+
+	def test_torture_soak_arguments(self):
+		"""torture's options are the harness's test filters: a boot runs every
+		test but the soak; make soak (scalable_soak) the soak alone, for
+		TORTURE_SECONDS, with that much more runner timeout."""
+		script = os.path.join(common.HARNESS, 'kselftests.sh')
+		for soak, args, secs, tmo in (('', '-T soak', '', '900'),
+					      ('600', '-t soak', '600', '1500')):
+			cmd = 'scalable_soak=%s; . %s; scalable_bench_args; echo "$tmo"; env'
+			r = subprocess.run(['sh', '-c', cmd % (soak, script)],
+					   capture_output=True, text=True, check=True,
+					   env={'PATH': os.environ.get('PATH', '/usr/bin:/bin')})
+			lines = r.stdout.splitlines()
+			self.assertEqual(lines[0], tmo)
+			self.assertIn('KSELFTEST_TORTURE_ARGS=' + args, lines)
+			self.assertEqual([ln for ln in lines if ln.startswith('TORTURE_SECONDS=')],
+					 ['TORTURE_SECONDS=' + secs] if secs else [])
 
 	def test_long_mode_holds_more(self):
 		"""MODE=long runs what the full sweep left out: more, not less."""

@@ -21,7 +21,7 @@
  *            producers number their items, consumers record each one;
  *   ast_fuzz the ast_mutex fuzzer (./ast_fuzz -d 4, again and again), which
  *            kills and requeues waiters; it is built and installed next to
- *            this program, and the ast line fails without it;
+ *            this program, and the ast check fails without it;
  *            in the faults phase with -F: its worker threads and victims
  *            mark themselves, and ENOMEM is a valid answer;
  *   list     the OpLog list stress of lib/test_oplog.c (debugfs oplog_test)
@@ -30,24 +30,27 @@
  *   qdo      the QDo and clustered-counter stress of lib/test_qdo.c
  *            (debugfs qdo_test/stress), again and again.
  *
- * Two phases, each with its own tmpfs and result lines:
+ * The tests run the workers through phases, each phase with its own tmpfs:
  *
- *   hotplug  this process takes every CPU but 0 offline in a random order,
- *            then online again in another, for -r rounds (default 8);
- *   faults   failslab and fail_page_alloc fail -P percent (default 10) of
- *            the allocations of the workers, which mark themselves
- *            (task-filter, /proc/thread-self/make-it-fail): every slab
- *            allocation, the sleeping ones too, and the page allocations
- *            that cannot sleep, so that the OpLog's log allocation, the
- *            clustered objects' representatives and every sleeping
- *            allocation on the workers' paths fail now and then, for
- *            -f seconds (default 8).  The inotify reader, the fuzzer's
- *            parent and the list_check reads are not marked.  Then CPU 1 is brought
+ *   hotplug  the hotplug phase: this process takes every CPU but 0 offline
+ *            in a random order, then online again in another, for
+ *            TORTURE_ROUNDS rounds (default 8);
+ *   faults   the faults phase: failslab and fail_page_alloc fail
+ *            TORTURE_PERCENT percent (default 10) of the allocations of the
+ *            workers, which mark themselves (task-filter,
+ *            /proc/thread-self/make-it-fail): every slab allocation, the
+ *            sleeping ones too, and the page allocations that cannot
+ *            sleep, so that the OpLog's log allocation, the clustered
+ *            objects' representatives and every sleeping allocation on the
+ *            workers' paths fail now and then, for TORTURE_FAULT_SECONDS
+ *            (default 8).  The inotify reader, the fuzzer's parent and the
+ *            list_check reads are not marked.  Then CPU 1 is brought
  *            online by a marked task a few times: each attempt must come
- *            up or fail with ENOMEM and leave the CPU offline.
- *
- * With -t, the phases alternate until that many seconds have passed
- * (make soak); -p runs one phase only.
+ *            up or fail with ENOMEM and leave the CPU offline.  Skipped
+ *            without CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC and
+ *            CONFIG_FAULT_INJECTION_DEBUG_FS (the debug kernel has them);
+ *   soak     the two phases alternate until TORTURE_SECONDS have passed
+ *            (make soak runs this test alone); skipped without it.
  *
  * Checked, in each phase:
  *   - stat: every call succeeded, or (faults) failed with ENOMEM, EAGAIN
@@ -75,22 +78,39 @@
  * and brought it back, and that after every offline no OpLog type holds a
  * log of an offline CPU ("offline_logs" of /sys/kernel/debug/oplog/<type>/
  * stats); in the faults phase, that faults were injected (the "times"
- * counters of both attributes went down).
+ * counters of both attributes went down).  Every kind of every phase did
+ * work: a kind without operations fails.
+ *
+ * Each check prints its line ("# <phase>: <kind>: <counts>") and fails the
+ * test through EXPECT_*.  A kind whose kernel side is not built (ast
+ * without CONFIG_AST_SYNC, list without CONFIG_TEST_OPLOG, qdo without
+ * CONFIG_TEST_QDO) is not checked, and the test then skips, naming it,
+ * unless a check failed.
  *
  * A worker that does not exit within STOP_TIMEOUT_S of the end is killed
- * with its process group and fails its kind's line, as does one that
+ * with its process group and fails its kind's check, as does one that
  * exits with an error; the inotify reader gives up 30 s after the end if
- * a writer never finished.
+ * a writer never finished.  A worker dies with the test (PR_SET_PDEATHSIG),
+ * so that the harness's timeout, which kills the test's process group,
+ * does not leave workers running in process groups of their own.
  *
  * The "totals:" lines give the operations of each kind, rounds, offlines
- * and faults injected (make soak sums them).  Needs root, debugfs,
- * CONFIG_HOTPLUG_CPU, two CPUs; the faults phase needs CONFIG_FAILSLAB,
- * CONFIG_FAIL_PAGE_ALLOC and CONFIG_FAULT_INJECTION_DEBUG_FS (the debug
- * kernel) and is skipped without them.  The switches it sets (the dentry
- * and inotify OpLogs' debugfs "enabled", inotify's max_queued_events) must
- * take the write, and take the old value back at the end, or the program
- * fails.  The kernel's own checks (lockdep, KASAN, kmemleak; KCSAN) do the
- * rest.
+ * and faults injected, and the soak's passes (make soak sums them).  Needs
+ * root, debugfs, CONFIG_HOTPLUG_CPU, two CPUs and CONFIG_QDO, or every test
+ * skips.  The switches each test sets (the dentry and inotify OpLogs'
+ * debugfs "enabled", inotify's max_queued_events) must take the write,
+ * and take the old value back at its end, or the test fails.  The kernel's
+ * own checks (lockdep, KASAN, kmemleak; KCSAN) do the rest.
+ *
+ * The harness's own options (-t, -r, ...) take the command line; the
+ * knobs come from the environment, each a number:
+ *   TORTURE_ROUNDS         hotplug rounds of a hotplug phase (8, >= 1)
+ *   TORTURE_FAULT_SECONDS  seconds of a faults phase (8, >= 1)
+ *   TORTURE_PERCENT        allocations failed, percent (10, 1 to 100)
+ *   TORTURE_DELAY_MS       between two CPU moves (10, >= 0)
+ *   TORTURE_SECONDS        the soak's duration (0: no soak)
+ *   TORTURE_SEED           the seed of the CPU orders (the time)
+ * Each test's timeout follows from them (test_timeout()).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -110,12 +130,13 @@
 #include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "../kselftest.h"
+#include "../kselftest_harness.h"
 #include "ast_mutex.h"
 #include "sysfs_util.h"
 
@@ -140,8 +161,7 @@
 #define MAX_QUEUED	"/proc/sys/fs/inotify/max_queued_events"
 #define FAILSLAB	"/sys/kernel/debug/failslab"
 #define FAIL_PAGE	"/sys/kernel/debug/fail_page_alloc"
-#define NO_FAULTS	"faults: no fault injection (CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC, CONFIG_FAULT_INJECTION_DEBUG_FS)"
-#define NR_COMMON	7	/* result lines of check_common() */
+#define NO_FAULTS	"no fault injection (CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC, CONFIG_FAULT_INJECTION_DEBUG_FS)"
 
 enum kind { K_STAT, K_FORK, K_INOTIFY, K_AST, K_FUZZ, K_LIST, K_QDO, NR_KINDS };
 
@@ -167,10 +187,26 @@ struct shared {
 	int skipped[NR_KINDS];		/* a kind that could not run here */
 };
 
-static struct shared *sh;
+static struct shared *sh = MAP_FAILED;
 static char root[64];
 static char fuzz_path[PATH_MAX];
 static int nw;
+
+/* What the teardown undoes if an assertion ended the test early. */
+static bool root_mounted, faults_armed;
+
+/* "# " lines on stdout, flushed: the harness ends a test with _exit(). */
+static __printf(1, 2) void note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	printf("# ");
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
 
 static bool stopping(void)
 {
@@ -225,29 +261,6 @@ static int write_attr(const char *dir, const char *name, const char *val)
 	return sysfs_write_str(path, val);
 }
 
-/*
- * The switches this program sets before its phases (the dentry and inotify
- * OpLogs, max_queued_events): a write that fails would run the phases
- * without what they test, so it ends the program with a failure.
- */
-static void set_switch(const char *path, const char *val)
-{
-	int ret = sysfs_write_str(path, val);
-
-	if (ret)
-		ksft_exit_fail_msg("write %s to %s: %s\n", val, path, strerror(-ret));
-}
-
-/* Put a switch back at the end; false (after a message) if that failed. */
-static bool restore_switch(const char *path, const char *val)
-{
-	int ret = sysfs_write_str(path, val);
-
-	if (ret)
-		ksft_print_msg("cannot restore %s to %s: %s\n", path, val, strerror(-ret));
-	return !ret;
-}
-
 static int is_online(int cpu)
 {
 	char path[64], buf[8];
@@ -265,7 +278,7 @@ static void mark(void)
 		return;
 	ret = sysfs_write_str("/proc/thread-self/make-it-fail", "1");
 	if (ret) {
-		/* A worker: its own exit status, no TAP line of its own. */
+		/* A worker: its own exit status, no result of its own. */
 		printf("# make-it-fail: %s\n", strerror(-ret));
 		fflush(stdout);
 		_exit(1);
@@ -325,6 +338,7 @@ static sigjmp_buf rmap_jmp;
 
 static void rmap_sigbus(int sig)
 {
+	(void)sig;
 	siglongjmp(rmap_jmp, 1);
 }
 
@@ -578,6 +592,7 @@ static void inotify_reader(int unused)
 	struct pollfd pfd;
 	char dir[96];
 
+	(void)unused;
 	snprintf(dir, sizeof(dir), "%s/inotify", root);
 	pfd.fd = inotify_init1(IN_NONBLOCK);
 	pfd.events = POLLIN;
@@ -683,6 +698,7 @@ static void *ast_consumer(void *arg)
 {
 	long item;
 
+	(void)arg;
 	mark();
 	while ((item = bb_take()) >= 0) {
 		if (item >= nw * AST_MAX_ITEMS)
@@ -701,6 +717,7 @@ static void ast_process(int unused)
 	long p, k, bad = 0;
 	int want;
 
+	(void)unused;
 	/*
 	 * With the syscall, unlocking a free word is EPERM (as ast_mutex_test's
 	 * probe; that test fails on any other answer).
@@ -748,6 +765,7 @@ static void fuzz_runner(int unused)
 	int status;
 	pid_t pid;
 
+	(void)unused;
 	while (!stopping()) {
 		pid = fork();
 		if (pid == 0) {
@@ -810,6 +828,7 @@ static void list_runner(int unused)
 	int i, m, ret;
 	ssize_t n;
 
+	(void)unused;
 	for (m = 0; !stopping(); m = (m + 1) % 3) {
 		snprintf(cfg, sizeof(cfg), "%s %d 0 200", modes[m], nw);
 		ret = sysfs_write_str(LIST_CONFIG, cfg);
@@ -848,6 +867,7 @@ static void qdo_runner(int unused)
 	char buf[1024];
 	ssize_t n;
 
+	(void)unused;
 	mark();
 	while (!stopping()) {
 		n = sysfs_read_file(QDO_STRESS, buf, sizeof(buf));
@@ -869,18 +889,23 @@ static struct {
 } workers[4 * MAX_WORKERS + 8];
 static int nr_workers;
 
-/* A worker of @kind, in a process group of its own (see stop_workers()). */
-static void spawn(void (*fn)(int), enum kind kind, int id)
+/*
+ * A worker of @kind, in a process group of its own (see stop_workers()),
+ * which dies with this process; 0 or -1 (errno) if fork() failed.
+ */
+static int spawn(void (*fn)(int), enum kind kind, int id)
 {
-	pid_t pid;
+	pid_t parent = getpid(), pid;
 
 	/* Or the child writes what is buffered here once more. */
 	fflush(stdout);
 	pid = fork();
 	if (pid < 0)
-		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
+		return -1;
 	if (pid == 0) {
 		setpgid(0, 0);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+			_exit(1);
 		fn(id);
 		fflush(stdout);
 		_exit(0);
@@ -888,38 +913,48 @@ static void spawn(void (*fn)(int), enum kind kind, int id)
 	workers[nr_workers].pid = pid;
 	workers[nr_workers].kind = kind;
 	workers[nr_workers++].id = id;
+	return 0;
 }
 
-static void start_workers(void)
+static void stop_workers(void);
+
+/* Every worker; 0, or -1 (errno) after stopping those started. */
+static int start_workers(void)
 {
-	int i;
+	int i, err;
 
 	nr_workers = 0;
 	for (i = 0; i < nw; i++) {
-		spawn(stat_worker, K_STAT, i);
-		spawn(fork_worker, K_FORK, i);
-		spawn(inotify_writer, K_INOTIFY, i);
+		if (spawn(stat_worker, K_STAT, i) || spawn(fork_worker, K_FORK, i) ||
+		    spawn(inotify_writer, K_INOTIFY, i))
+			goto fail;
 	}
-	spawn(inotify_reader, K_INOTIFY, nw);
-	spawn(ast_process, K_AST, 0);
+	if (spawn(inotify_reader, K_INOTIFY, nw) || spawn(ast_process, K_AST, 0))
+		goto fail;
 	/*
 	 * ast_fuzz is built with this program and installed beside it:
-	 * without it the ast line would pass on half its check.
+	 * without it the ast check would pass on half its check.
 	 */
-	if (!access(fuzz_path, X_OK))
-		spawn(fuzz_runner, K_FUZZ, 0);
-	else
+	if (access(fuzz_path, X_OK))
 		failed(K_FUZZ, "no ast_fuzz next to torture (%s: %s)\n",
 		       fuzz_path[0] ? fuzz_path : "/proc/self/exe unreadable",
 		       strerror(errno));
-	if (!access(LIST_CONFIG, W_OK))
-		spawn(list_runner, K_LIST, 0);
-	else
+	else if (spawn(fuzz_runner, K_FUZZ, 0))
+		goto fail;
+	if (access(LIST_CONFIG, W_OK))
 		sh->skipped[K_LIST] = 1;
-	if (!access(QDO_STRESS, R_OK))
-		spawn(qdo_runner, K_QDO, 0);
-	else
+	else if (spawn(list_runner, K_LIST, 0))
+		goto fail;
+	if (access(QDO_STRESS, R_OK))
 		sh->skipped[K_QDO] = 1;
+	else if (spawn(qdo_runner, K_QDO, 0))
+		goto fail;
+	return 0;
+fail:
+	err = errno;
+	stop_workers();
+	errno = err;
+	return -1;
 }
 
 /*
@@ -946,9 +981,9 @@ static void stop_workers(void)
 			for (i = 0; i < nr_workers; i++) {
 				if (!workers[i].pid)
 					continue;
-				ksft_print_msg("%s worker %d still running after %d s: killed\n",
-					       kind_names[workers[i].kind], workers[i].id,
-					       STOP_TIMEOUT_S);
+				note("%s worker %d still running after %d s: killed",
+				     kind_names[workers[i].kind], workers[i].id,
+				     STOP_TIMEOUT_S);
 				kill(-workers[i].pid, SIGKILL);
 			}
 			waited = 0;
@@ -966,6 +1001,7 @@ static void stop_workers(void)
 		       WIFEXITED(status) ? "exit" : "signal",
 		       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 	}
+	nr_workers = 0;
 }
 
 static int setup_fs(void)
@@ -976,8 +1012,11 @@ static int setup_fs(void)
 	snprintf(root, sizeof(root), "/tmp/torture.XXXXXX");
 	if (!mkdtemp(root))
 		return -1;
-	if (mount("none", root, "tmpfs", 0, "size=64m"))
+	if (mount("none", root, "tmpfs", 0, "size=64m")) {
+		rmdir(root);
 		return -1;
+	}
+	root_mounted = true;
 	snprintf(path, sizeof(path), "%s/stat", root);
 	if (mkdir(path, 0700))
 		return -1;
@@ -994,10 +1033,64 @@ static int setup_fs(void)
 	return 0;
 }
 
-/* The result lines of every phase: NR_COMMON of them. */
-static void check_common(const char *phase)
+/* ---- the checks ---- */
+
+/*
+ * Kinds whose kernel side is not built here (ast, list, qdo), and the
+ * faults phase of a soak without fault injection: bits of what_missing[].
+ */
+#define M_FAULTS	NR_KINDS
+static unsigned int missing;
+
+static const char * const what_missing[NR_KINDS + 1] = {
+	[K_AST] = "ast: no ast_mutex syscalls (CONFIG_AST_SYNC)",
+	[K_LIST] = "list: no " LIST_CONFIG " (CONFIG_TEST_OPLOG)",
+	[K_QDO] = "qdo: no " QDO_STRESS " (CONFIG_TEST_QDO)",
+	[M_FAULTS] = "faults: " NO_FAULTS,
+};
+
+/* A line of @phase: "# <phase>: <what @fmt says>". */
+static __printf(2, 3) void phase_note(const char *phase, const char *fmt, ...)
 {
-	long logs = -1, pend;
+	va_list ap;
+
+	va_start(ap, fmt);
+	printf("# %s: ", phase);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* A kind of @phase that could not run: not checked, said, remembered. */
+static void not_here(const char *phase, unsigned int what)
+{
+	phase_note(phase, "%s: not checked", what_missing[what]);
+	missing |= 1U << what;
+}
+
+/*
+ * The end of a test that ran without a kind (or a phase): a skip that
+ * names them, unless a check failed.
+ */
+static void skip_if_missing(struct __test_metadata *const _metadata)
+{
+	char why[512] = "";
+	unsigned int i;
+
+	if (!missing || _metadata->exit_code != KSFT_PASS)
+		return;
+	for (i = 0; i <= M_FAULTS; i++)
+		if (missing & (1U << i))
+			snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s%s",
+				 why[0] ? "; " : "", what_missing[i]);
+	SKIP(return, "%s", why);
+}
+
+/* The checks of every phase, after its workers stopped. */
+static void check_common(struct __test_metadata *const _metadata, const char *phase)
+{
+	long logs = -1, pend = -1;
 	int i, ret;
 
 	/* The dentry OpLog's switch drains every log when turned off. */
@@ -1009,44 +1102,65 @@ static void check_common(const char *phase)
 	ret = sysfs_write_str(DCACHE_SWITCH, "1");
 	if (ret)
 		failed(K_STAT, "write 1 to %s: %s\n", DCACHE_SWITCH, strerror(-ret));
-	if (umount(root))
+	if (umount(root)) {
 		failed(K_STAT, "umount %s: %s\n", root, strerror(errno));
-	else
+	} else {
+		root_mounted = false;
 		rmdir(root);
+	}
 	if (logs)
 		failed(K_STAT, "%ld dentry logs left with the switch off\n", logs);
-	ksft_test_result(!sh->errors[K_STAT] && sh->ops[K_STAT],
-			 "%s: stat: %ld calls, %ld failed by faults; no dentry log left, tmpfs unmounted\n",
-			 phase, sh->ops[K_STAT], sh->nomem[K_STAT]);
-	ksft_test_result(!sh->errors[K_FORK] && sh->ops[K_FORK] &&
-			 sh->rmap_checks,
-			 "%s: fork: %ld children, %ld truncates zapped a child's mapping, %ld forks failed by faults\n",
-			 phase, sh->ops[K_FORK], sh->rmap_checks, sh->nomem[K_FORK]);
-	ksft_test_result(!sh->errors[K_INOTIFY] && sh->ops[K_INOTIFY],
-			 "%s: inotify: %ld events once each and in order, %ld lost in %ld runs, each after an IN_Q_OVERFLOW (%ld read)\n",
-			 phase, sh->ops[K_INOTIFY], sh->lost, sh->gaps,
-			 sh->overflows);
-	if (sh->skipped[K_AST])
-		ksft_test_result_skip("%s: ast: no ast_mutex syscalls (CONFIG_AST_SYNC)\n",
-				      phase);
-	else
-		ksft_test_result(!sh->errors[K_AST] && !sh->errors[K_FUZZ] &&
-				 sh->ops[K_AST] && (sh->skipped[K_FUZZ] || sh->ops[K_FUZZ]),
-				 "%s: ast: %ld items consumed once each, %ld ast_fuzz runs passed\n",
-				 phase, sh->ops[K_AST], sh->ops[K_FUZZ]);
-	if (sh->skipped[K_LIST])
-		ksft_test_result_skip("%s: list: no %s (CONFIG_TEST_OPLOG)\n", phase,
-				      LIST_CONFIG);
-	else
-		ksft_test_result(!sh->errors[K_LIST] && sh->ops[K_LIST],
-				 "%s: list: %ld OpLog list runs exactly once, %ld elements failed by faults\n",
-				 phase, sh->ops[K_LIST], sh->nomem[K_LIST]);
-	if (sh->skipped[K_QDO])
-		ksft_test_result_skip("%s: qdo: no %s (CONFIG_TEST_QDO)\n", phase, QDO_STRESS);
-	else
-		ksft_test_result(!sh->errors[K_QDO] && sh->ops[K_QDO],
-				 "%s: qdo: %ld QDo stress runs ok, %ld failed by faults\n",
-				 phase, sh->ops[K_QDO], sh->nomem[K_QDO]);
+
+	phase_note(phase,
+		   "stat: %ld calls, %ld failed by faults; no dentry log left, tmpfs unmounted",
+		   sh->ops[K_STAT], sh->nomem[K_STAT]);
+	EXPECT_EQ(0, sh->errors[K_STAT]) TH_LOG("%s: stat: failed checks", phase);
+	EXPECT_LT(0, sh->ops[K_STAT]) TH_LOG("%s: stat: no call", phase);
+
+	phase_note(phase,
+		   "fork: %ld children, %ld truncates zapped a child's mapping, %ld forks failed by faults",
+		   sh->ops[K_FORK], sh->rmap_checks, sh->nomem[K_FORK]);
+	EXPECT_EQ(0, sh->errors[K_FORK]) TH_LOG("%s: fork: failed checks", phase);
+	EXPECT_LT(0, sh->ops[K_FORK]) TH_LOG("%s: fork: no child", phase);
+	EXPECT_LT(0, sh->rmap_checks) TH_LOG("%s: fork: no reverse-map check", phase);
+
+	phase_note(phase,
+		   "inotify: %ld events once each and in order, %ld lost in %ld runs, each after an IN_Q_OVERFLOW (%ld read)",
+		   sh->ops[K_INOTIFY], sh->lost, sh->gaps, sh->overflows);
+	EXPECT_EQ(0, sh->errors[K_INOTIFY]) TH_LOG("%s: inotify: failed checks", phase);
+	EXPECT_LT(0, sh->ops[K_INOTIFY]) TH_LOG("%s: inotify: no event", phase);
+
+	if (sh->skipped[K_AST]) {
+		not_here(phase, K_AST);
+	} else {
+		phase_note(phase, "ast: %ld items consumed once each, %ld ast_fuzz runs passed",
+			   sh->ops[K_AST], sh->ops[K_FUZZ]);
+		EXPECT_EQ(0, sh->errors[K_AST]) TH_LOG("%s: ast: failed checks", phase);
+		EXPECT_EQ(0, sh->errors[K_FUZZ]) TH_LOG("%s: ast_fuzz: failed checks", phase);
+		EXPECT_LT(0, sh->ops[K_AST]) TH_LOG("%s: ast: no item", phase);
+		if (!sh->skipped[K_FUZZ])
+			EXPECT_LT(0, sh->ops[K_FUZZ]) TH_LOG("%s: ast_fuzz: no run", phase);
+	}
+
+	if (sh->skipped[K_LIST]) {
+		not_here(phase, K_LIST);
+	} else {
+		phase_note(phase,
+			   "list: %ld OpLog list runs exactly once, %ld elements failed by faults",
+			   sh->ops[K_LIST], sh->nomem[K_LIST]);
+		EXPECT_EQ(0, sh->errors[K_LIST]) TH_LOG("%s: list: failed checks", phase);
+		EXPECT_LT(0, sh->ops[K_LIST]) TH_LOG("%s: list: no run", phase);
+	}
+
+	if (sh->skipped[K_QDO]) {
+		not_here(phase, K_QDO);
+	} else {
+		phase_note(phase, "qdo: %ld QDo stress runs ok, %ld failed by faults",
+			   sh->ops[K_QDO], sh->nomem[K_QDO]);
+		EXPECT_EQ(0, sh->errors[K_QDO]) TH_LOG("%s: qdo: failed checks", phase);
+		EXPECT_LT(0, sh->ops[K_QDO]) TH_LOG("%s: qdo: no run", phase);
+	}
+
 	for (i = 0; i < 100; i++) {
 		if (sysfs_read_stat(QDO_STATS, "pending", &pend))
 			pend = -1;
@@ -1054,20 +1168,23 @@ static void check_common(const char *phase)
 			break;
 		usleep(100000);
 	}
-	ksft_test_result(pend == 0, "%s: qdo: %ld requests pending at the end\n", phase, pend);
-	ksft_print_msg("totals: phase %s stat %ld fork %ld inotify %ld ast %ld ast_fuzz %ld\n",
-		       phase, sh->ops[K_STAT], sh->ops[K_FORK], sh->ops[K_INOTIFY],
-		       sh->ops[K_AST], sh->ops[K_FUZZ]);
-	ksft_print_msg("totals: phase %s list %ld qdo %ld rmap_checks %ld\n",
-		       phase, sh->ops[K_LIST], sh->ops[K_QDO], sh->rmap_checks);
+	phase_note(phase, "qdo: %ld requests pending at the end", pend);
+	EXPECT_EQ(0, pend) TH_LOG("%s: qdo: requests pending 10 s after the end (-1: no %s)",
+				  phase, QDO_STATS);
+
+	note("totals: phase %s stat %ld fork %ld inotify %ld ast %ld ast_fuzz %ld",
+	     phase, sh->ops[K_STAT], sh->ops[K_FORK], sh->ops[K_INOTIFY],
+	     sh->ops[K_AST], sh->ops[K_FUZZ]);
+	note("totals: phase %s list %ld qdo %ld rmap_checks %ld",
+	     phase, sh->ops[K_LIST], sh->ops[K_QDO], sh->rmap_checks);
 }
 
-static void reset_shared(int faults)
+/* A phase's start: its shared counters and its tmpfs. */
+static void start_phase(struct __test_metadata *const _metadata, int faults)
 {
 	memset(sh, 0, sizeof(*sh));
 	sh->faults = faults;
-	if (setup_fs())
-		ksft_exit_fail_msg("tmpfs at %s: %s\n", root, strerror(errno));
+	ASSERT_EQ(0, setup_fs()) TH_LOG("tmpfs at %s: %s", root, strerror(errno));
 }
 
 /* ---- the hotplug phase ---- */
@@ -1112,13 +1229,14 @@ struct hotplug {
 	int log_checks, log_fails;
 };
 
-/* The CPUs but 0 that were online at the start: the ones this test moves. */
+/* The CPUs but 0 that were online at the start: the ones a test moves. */
 static int hp_cpus[MAX_CPUS], nr_hp;
 
 static void find_hotplug_cpus(int ncpus)
 {
 	int cpu;
 
+	nr_hp = 0;
 	for (cpu = 1; cpu < ncpus && nr_hp < MAX_CPUS; cpu++)
 		if (is_online(cpu) == 1)
 			hp_cpus[nr_hp++] = cpu;
@@ -1140,14 +1258,14 @@ static void hotplug_round(int delay_ms, struct hotplug *h)
 		logs = offline_logs(which, sizeof(which));
 		h->log_checks++;
 		if (logs && h->log_fails++ < 5)
-			ksft_print_msg("CPU %d offline: %s\n", order[i],
-				       logs < 0 ? "no offline_logs in " OPLOG_STATS : which);
+			note("CPU %d offline: %s", order[i],
+			     logs < 0 ? "no offline_logs in " OPLOG_STATS : which);
 		usleep(delay_ms * 1000);
 	}
 	shuffle(order, n);
 	for (i = 0; i < n; i++) {
 		if (sysfs_set_cpu_online(order[i], 1) && sysfs_set_cpu_online(order[i], 1)) {
-			ksft_print_msg("CPU %d does not come back online\n", order[i]);
+			note("CPU %d does not come back online", order[i]);
 			h->stuck_offline++;
 		}
 		usleep(delay_ms * 1000);
@@ -1157,26 +1275,33 @@ static void hotplug_round(int delay_ms, struct hotplug *h)
 		h->empty_rounds++;
 }
 
-static int phase_hotplug(int rounds, int delay_ms)
+/* Environment knobs of the phases (see the top of the file). */
+struct knobs {
+	int rounds, fault_s, percent, seconds, delay_ms;
+	unsigned int seed;
+};
+
+static void phase_hotplug(struct __test_metadata *const _metadata,
+			  const struct knobs *k)
 {
 	struct hotplug h = { };
 
-	reset_shared(0);
-	start_workers();
+	start_phase(_metadata, 0);
+	ASSERT_EQ(0, start_workers()) TH_LOG("fork: %s", strerror(errno));
 	sleep(1);
-	while (h.rounds < rounds)
-		hotplug_round(delay_ms, &h);
+	while (h.rounds < k->rounds)
+		hotplug_round(k->delay_ms, &h);
 	sleep(1);
 	stop_workers();
-	ksft_print_msg("totals: phase hotplug rounds %d offlines %d\n", h.rounds, h.offlines);
-	ksft_test_result(!h.empty_rounds && !h.stuck_offline,
-			 "hotplug: %d rounds, %d offlines, %d rounds without one, %d CPUs stuck offline\n",
-			 h.rounds, h.offlines, h.empty_rounds, h.stuck_offline);
-	ksft_test_result(h.log_checks && !h.log_fails,
-			 "hotplug: no OpLog log held by an offline CPU (%d checks)\n",
-			 h.log_checks);
-	check_common("hotplug");
-	return h.rounds;
+	note("totals: phase hotplug rounds %d offlines %d", h.rounds, h.offlines);
+	note("hotplug: %d rounds, %d offlines, %d rounds without one, %d CPUs stuck offline",
+	     h.rounds, h.offlines, h.empty_rounds, h.stuck_offline);
+	EXPECT_EQ(0, h.empty_rounds) TH_LOG("hotplug: rounds that took no CPU offline");
+	EXPECT_EQ(0, h.stuck_offline) TH_LOG("hotplug: CPUs that did not come back online");
+	note("hotplug: no OpLog log held by an offline CPU (%d checks)", h.log_checks);
+	EXPECT_LT(0, h.log_checks) TH_LOG("hotplug: no offline_logs check");
+	EXPECT_EQ(0, h.log_fails) TH_LOG("hotplug: offline CPUs that held an OpLog log");
+	check_common(_metadata, "hotplug");
 }
 
 /* ---- the faults phase ---- */
@@ -1243,7 +1368,7 @@ static int marked_onlines(int cpu, int *up, int *refused)
 
 	for (i = 0; i < ONLINE_TRIES; i++) {
 		if (is_online(cpu) && sysfs_set_cpu_online(cpu, 0)) {
-			ksft_print_msg("CPU %d does not go offline\n", cpu);
+			note("CPU %d does not go offline", cpu);
 			return bad + 1;
 		}
 		fflush(stdout);
@@ -1256,69 +1381,270 @@ static int marked_onlines(int cpu, int *up, int *refused)
 			_exit(-ret & 0xff);
 		}
 		if (pid < 0 || waitpid(pid, &status, 0) != pid) {
-			ksft_print_msg("marked online: fork/waitpid: %s\n", strerror(errno));
+			note("marked online: fork/waitpid: %s", strerror(errno));
 			bad++;
 			continue;
 		}
 		on = is_online(cpu);
 		if (!WIFEXITED(status)) {
-			ksft_print_msg("marked online: child status %#x\n", status);
+			note("marked online: child status %#x", status);
 			bad++;
 		} else if (!WEXITSTATUS(status)) {
 			(*up)++;
 			if (on != 1) {
-				ksft_print_msg("online succeeded, CPU %d offline\n", cpu);
+				note("online succeeded, CPU %d offline", cpu);
 				bad++;
 			}
 		} else if (WEXITSTATUS(status) == ENOMEM && on == 0) {
 			(*refused)++;
 		} else {
-			ksft_print_msg("marked online: %s, CPU %d %s\n",
-				       strerror(WEXITSTATUS(status)), cpu,
-				       on ? "online" : "offline");
+			note("marked online: %s, CPU %d %s", strerror(WEXITSTATUS(status)),
+			     cpu, on ? "online" : "offline");
 			bad++;
 		}
 	}
 	ret = sysfs_set_cpu_online(cpu, 1);
 	if (is_online(cpu) != 1) {
-		ksft_print_msg("CPU %d does not come back online: %s\n", cpu, strerror(-ret));
+		note("CPU %d does not come back online: %s", cpu, strerror(-ret));
 		bad++;
 	}
 	return bad;
 }
 
-static void phase_faults(int percent, int seconds)
+/* The faults phase; fault injection must be there (faults_available()). */
+static void phase_faults(struct __test_metadata *const _metadata,
+			 const struct knobs *k)
 {
-	int i, up = 0, refused = 0, online_bad;
+	int up = 0, refused = 0, online_bad;
 	long slab, page;
 
-	if (!faults_available()) {
-		for (i = 0; i < NR_COMMON + 2; i++)
-			ksft_test_result_skip(NO_FAULTS "\n");
-		return;
-	}
-	reset_shared(1);
-	if (faults_set(percent))
-		ksft_exit_fail_msg("arming %s and %s failed\n", FAILSLAB, FAIL_PAGE);
-	start_workers();
-	sleep(seconds);
+	start_phase(_metadata, 1);
+	faults_armed = true;
+	ASSERT_EQ(0, faults_set(k->percent))
+		TH_LOG("arming %s and %s failed", FAILSLAB, FAIL_PAGE);
+	ASSERT_EQ(0, start_workers()) TH_LOG("fork: %s", strerror(errno));
+	sleep(k->fault_s);
 	stop_workers();
 	online_bad = marked_onlines(hp_cpus[0], &up, &refused);
 	slab = faults_injected(FAILSLAB);
 	page = faults_injected(FAIL_PAGE);
 	faults_set(0);
-	ksft_print_msg("totals: phase faults failslab %ld fail_page_alloc %ld\n", slab, page);
-	ksft_test_result(slab > 0 && page > 0,
-			 "faults: %ld slab and %ld page allocations failed at %d%%\n",
-			 slab, page, percent);
-	ksft_test_result(!online_bad,
-			 "faults: CPU %d online with allocations failing: %d up, %d refused with ENOMEM\n",
-			 hp_cpus[0], up, refused);
+	faults_armed = false;
+	note("totals: phase faults failslab %ld fail_page_alloc %ld", slab, page);
+	note("faults: %ld slab and %ld page allocations failed at %d%%",
+	     slab, page, k->percent);
+	EXPECT_LT(0, slab) TH_LOG("faults: no slab allocation failed");
+	EXPECT_LT(0, page) TH_LOG("faults: no page allocation failed");
+	note("faults: CPU %d online with allocations failing: %d up, %d refused with ENOMEM",
+	     hp_cpus[0], up, refused);
+	EXPECT_EQ(0, online_bad) TH_LOG("faults: wrong outcomes of a marked online");
 	sh->faults = 0;
-	check_common("faults");
+	check_common(_metadata, "faults");
 }
 
-/* ---- main ---- */
+/* ---- the knobs, and the fixture ---- */
+
+/* The number in environment variable @name, or @def without one. */
+static int env_int(const char *name, int def, int min, int max, int *val,
+		   char *why, size_t size)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	*val = def;
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	v = strtol(s, &end, 0);
+	if (errno || *end || v < min || v > max) {
+		snprintf(why, size, "%s=%s: want a number from %d to %d", name, s,
+			 min, max);
+		return -1;
+	}
+	*val = v;
+	return 0;
+}
+
+/* @k from the environment: 0, or -1 with @why. */
+static int knobs_read(struct knobs *k, char *why, size_t size)
+{
+	const char *seed = getenv("TORTURE_SEED");
+	char *end;
+
+	if (env_int("TORTURE_ROUNDS", 8, 1, INT_MAX, &k->rounds, why, size) ||
+	    env_int("TORTURE_FAULT_SECONDS", 8, 1, INT_MAX, &k->fault_s, why, size) ||
+	    env_int("TORTURE_PERCENT", 10, 1, 100, &k->percent, why, size) ||
+	    env_int("TORTURE_SECONDS", 0, 0, INT_MAX, &k->seconds, why, size) ||
+	    env_int("TORTURE_DELAY_MS", 10, 0, INT_MAX / 1000, &k->delay_ms, why, size))
+		return -1;
+	k->seed = time(NULL);
+	if (seed && *seed) {
+		errno = 0;
+		k->seed = strtoul(seed, &end, 0);
+		if (errno || *end) {
+			snprintf(why, size, "TORTURE_SEED=%s: not a number", seed);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A test's timeout, in seconds, from the knobs (their defaults where one
+ * is not a number: the test then fails in its setup).  A phase's slack
+ * covers a stop whose workers had to be killed (twice STOP_TIMEOUT_S),
+ * the end of the phase and, in the faults phase, the marked onlines;
+ * a hotplug round gets ROUND_S.  The soak gets its seconds and what the
+ * kselftest runner gives it besides (kselftests.sh: tmo).  Evaluated by
+ * the harness's constructors, before the test runs.
+ */
+#define SLACK_S		(2 * STOP_TIMEOUT_S + 120)
+#define ROUND_S		30
+enum { T_HOTPLUG, T_FAULTS, T_SOAK };
+
+static int test_timeout(int test)
+{
+	struct knobs k;
+	char why[128];
+
+	if (knobs_read(&k, why, sizeof(why)))
+		k = (struct knobs){ .rounds = 8, .fault_s = 8 };
+	switch (test) {
+	case T_HOTPLUG:
+		return SLACK_S + ROUND_S * (k.rounds < 1000 ? k.rounds : 1000);
+	case T_FAULTS:
+		return SLACK_S + 2 * (k.fault_s < 100000 ? k.fault_s : 100000);
+	default:
+		return 900 + (k.seconds < 1000000 ? k.seconds : 1000000);
+	}
+}
+
+/* The old values of the switches; empty where one could not be read. */
+struct switches {
+	char dcache[16], inotify[16], maxq[32];
+};
+
+FIXTURE(torture) {
+	struct knobs k;
+	struct switches old;
+	bool switched;
+};
+
+/* Turns a switch on, or puts it back: 0, or -1 after a message. */
+static int write_switch(struct __test_metadata *const _metadata,
+			const char *path, const char *val)
+{
+	int ret = sysfs_write_str(path, val);
+
+	if (ret)
+		TH_LOG("write %s to %s: %s", val, path, strerror(-ret));
+	return ret ? -1 : 0;
+}
+
+/*
+ * Puts the switches back: the dentry OpLog's to its old value (off if it
+ * could not be read), the others where their old value could be read.
+ */
+static int restore_switches(struct __test_metadata *const _metadata,
+			    const struct switches *old)
+{
+	int ret;
+
+	ret = write_switch(_metadata, DCACHE_SWITCH, old->dcache[0] ? old->dcache : "0");
+	if (old->inotify[0])
+		ret |= write_switch(_metadata, INOTIFY_SWITCH, old->inotify);
+	if (old->maxq[0])
+		ret |= write_switch(_metadata, MAX_QUEUED, old->maxq);
+	return ret;
+}
+
+/*
+ * The requirements (root, a second CPU, QDo), else a skip; the switches
+ * the workloads need: the dentry and inotify OpLogs on, and
+ * max_queued_events, which inotify_init1() reads, with room for every
+ * event of a phase.  A switch that does not take the write would run the
+ * phases without what they test: the test fails.
+ */
+FIXTURE_SETUP(torture)
+{
+	char why[128], *slash;
+	int ret;
+
+	ASSERT_EQ(0, knobs_read(&self->k, why, sizeof(why))) TH_LOG("%s", why);
+	if (geteuid())
+		SKIP(return, "needs root");
+	find_hotplug_cpus(sysconf(_SC_NPROCESSORS_CONF));
+	if (!nr_hp)
+		SKIP(return, "needs a second online CPU (CONFIG_HOTPLUG_CPU)");
+	if (access(QDO_STATS, R_OK))
+		SKIP(return, "%s missing (CONFIG_QDO, debugfs)", QDO_STATS);
+	note("seed %u", self->k.seed);
+	srandom(self->k.seed);
+	nw = sysconf(_SC_NPROCESSORS_ONLN);
+	nw = nw < 1 ? 1 : nw > MAX_WORKERS ? MAX_WORKERS : nw;
+	missing = 0;
+
+	/* ast_fuzz is built next to this program. */
+	fuzz_path[0] = 0;
+	if (readlink("/proc/self/exe", fuzz_path, sizeof(fuzz_path) - 16) > 0) {
+		slash = strrchr(fuzz_path, '/');
+		if (slash)
+			snprintf(slash + 1, 16, "ast_fuzz");
+	}
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh) TH_LOG("mmap: %s", strerror(errno));
+
+	sysfs_read_str(DCACHE_SWITCH, self->old.dcache, sizeof(self->old.dcache));
+	sysfs_read_str(INOTIFY_SWITCH, self->old.inotify, sizeof(self->old.inotify));
+	sysfs_read_str(MAX_QUEUED, self->old.maxq, sizeof(self->old.maxq));
+	ret = write_switch(_metadata, DCACHE_SWITCH, "1");
+	if (!ret)
+		ret = write_switch(_metadata, INOTIFY_SWITCH, "1");
+	if (!ret)
+		ret = write_switch(_metadata, MAX_QUEUED, "1048576");
+	if (ret)
+		restore_switches(_metadata, &self->old);
+	ASSERT_EQ(0, ret) TH_LOG("a switch did not take the write");
+	self->switched = true;
+}
+
+/*
+ * Undoes what an assertion left (workers, armed faults, the tmpfs), and
+ * puts the switches back: a write that fails there fails the test.
+ */
+FIXTURE_TEARDOWN(torture)
+{
+	if (nr_workers)
+		stop_workers();
+	if (faults_armed)
+		faults_set(0);
+	if (root_mounted && !umount2(root, MNT_DETACH))
+		rmdir(root);
+	if (self->switched) {
+		EXPECT_EQ(0, restore_switches(_metadata, &self->old))
+			TH_LOG("a switch did not take its old value back");
+	}
+	if (sh != MAP_FAILED)
+		munmap(sh, sizeof(*sh));
+}
+
+/* ---- the tests ---- */
+
+TEST_F_TIMEOUT(torture, hotplug, test_timeout(T_HOTPLUG))
+{
+	phase_hotplug(_metadata, &self->k);
+	skip_if_missing(_metadata);
+}
+
+TEST_F_TIMEOUT(torture, faults, test_timeout(T_FAULTS))
+{
+	if (!faults_available())
+		SKIP(return, NO_FAULTS);
+	phase_faults(_metadata, &self->k);
+	skip_if_missing(_metadata);
+}
 
 static long now_s(void)
 {
@@ -1328,108 +1654,30 @@ static long now_s(void)
 	return ts.tv_sec;
 }
 
-static void print_usage(const char *prog)
+/*
+ * make soak: the phases alternate until TORTURE_SECONDS have passed (the
+ * last pass starts before), the faults phase where fault injection is
+ * there; every pass checks as the tests above do.
+ */
+TEST_F_TIMEOUT(torture, soak, test_timeout(T_SOAK))
 {
-	fprintf(stderr, "%s [-p hotplug|faults] [-r rounds] [-f seconds] [-P percent]\n"
-		"\t[-t seconds] [-d delay_ms] [-s seed]\n", prog);
-	exit(KSFT_FAIL);
-}
-
-int main(int argc, char **argv)
-{
-	int ncpus = sysconf(_SC_NPROCESSORS_CONF), c, plan, passes = 0;
-	int rounds = 8, fault_s = 8, percent = 10, seconds = 0, delay_ms = 10;
-	char old_dcache[16] = "", old_inotify[16] = "", old_maxq[32] = "";
-	unsigned int seed = time(NULL);
-	const char *only = NULL;
-	char *slash;
-	bool restored;
+	bool faults = faults_available();
+	int passes = 0;
 	long t0;
 
-	while ((c = getopt(argc, argv, "p:r:f:P:t:d:s:")) != -1) {
-		switch (c) {
-		case 'p':
-			only = optarg;
-			break;
-		case 'r':
-			rounds = atoi(optarg);
-			break;
-		case 'f':
-			fault_s = atoi(optarg);
-			break;
-		case 'P':
-			percent = atoi(optarg);
-			break;
-		case 't':
-			seconds = atoi(optarg);
-			break;
-		case 'd':
-			delay_ms = atoi(optarg);
-			break;
-		case 's':
-			seed = strtoul(optarg, NULL, 0);
-			break;
-		default:
-			print_usage(argv[0]);
-		}
-	}
-	if (rounds < 1 || fault_s < 1 || percent < 1 || percent > 100 || seconds < 0 ||
-	    delay_ms < 0 || (only && strcmp(only, "hotplug") && strcmp(only, "faults")))
-		print_usage(argv[0]);
-	ksft_print_header();
-	if (geteuid())
-		ksft_exit_skip("needs root\n");
-	find_hotplug_cpus(ncpus);
-	if (!nr_hp)
-		ksft_exit_skip("needs a second online CPU (CONFIG_HOTPLUG_CPU)\n");
-	if (access(QDO_STATS, R_OK))
-		ksft_exit_skip("%s missing (CONFIG_QDO, debugfs)\n", QDO_STATS);
-	ksft_print_msg("seed %u\n", seed);
-	srandom(seed);
-	nw = sysconf(_SC_NPROCESSORS_ONLN);
-	nw = nw < 1 ? 1 : nw > MAX_WORKERS ? MAX_WORKERS : nw;
-
-	/* ast_fuzz is built next to this program. */
-	if (readlink("/proc/self/exe", fuzz_path, sizeof(fuzz_path) - 16) > 0) {
-		slash = strrchr(fuzz_path, '/');
-		if (slash)
-			snprintf(slash + 1, 16, "ast_fuzz");
-	}
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED)
-		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
-	sysfs_read_str(DCACHE_SWITCH, old_dcache, sizeof(old_dcache));
-	sysfs_read_str(INOTIFY_SWITCH, old_inotify, sizeof(old_inotify));
-	sysfs_read_str(MAX_QUEUED, old_maxq, sizeof(old_maxq));
-	set_switch(DCACHE_SWITCH, "1");
-	set_switch(INOTIFY_SWITCH, "1");
-	/* Read by inotify_init1(): room for every event of a phase. */
-	set_switch(MAX_QUEUED, "1048576");
-
-	/* With -t the number of passes is not known in advance. */
-	plan = (!only || !strcmp(only, "hotplug")) * (NR_COMMON + 2) +
-	       (!only || !strcmp(only, "faults")) * (NR_COMMON + 2);
-	if (!seconds)
-		ksft_set_plan(plan);
+	if (!self->k.seconds)
+		SKIP(return, "TORTURE_SECONDS not set: the soak of make soak");
+	if (!faults)
+		not_here("soak", M_FAULTS);
 	t0 = now_s();
 	do {
-		if (!only || !strcmp(only, "hotplug"))
-			phase_hotplug(rounds, delay_ms);
-		if (!only || !strcmp(only, "faults"))
-			phase_faults(percent, fault_s);
+		phase_hotplug(_metadata, &self->k);
+		if (faults)
+			phase_faults(_metadata, &self->k);
 		passes++;
-	} while (now_s() - t0 < seconds);
-	ksft_print_msg("totals: passes %d seconds %ld\n", passes, now_s() - t0);
-	if (seconds)
-		ksft_set_plan(ksft_test_num());
-
-	restored = restore_switch(DCACHE_SWITCH, old_dcache[0] ? old_dcache : "0");
-	if (old_inotify[0])
-		restored &= restore_switch(INOTIFY_SWITCH, old_inotify);
-	if (old_maxq[0])
-		restored &= restore_switch(MAX_QUEUED, old_maxq);
-	if (!restored)
-		ksft_exit_fail();
-	ksft_finished();
+	} while (now_s() - t0 < self->k.seconds);
+	note("totals: passes %d seconds %ld", passes, now_s() - t0);
+	skip_if_missing(_metadata);
 }
+
+TEST_HARNESS_MAIN
