@@ -114,7 +114,9 @@ def excluded_tests(flavour):
 #                                (exit code 4: "ok N selftests: T: P # SKIP"),
 #                                and every skipped subtest of it
 #   TARGET:PROGRAM:DESCRIPTION   one skipped subtest of that program: the
-#                                description of its result line, or for
+#                                description of its result line (for
+#                                kselftest_harness.h, FIXTURE.VARIANT.TEST:
+#                                "ok N F.V.T # SKIP MSG"), or for
 #                                "ok N # SKIP MSG" (ksft_test_result_skip(),
 #                                ksft_exit_skip() after a plan) MSG; for a
 #                                kselftest_harness.h program's "ok N
@@ -123,6 +125,9 @@ def excluded_tests(flavour):
 #   kunit:SUITE                  a KUnit suite, and every case in it
 #   kunit:SUITE.CASE             one KUnit case, and its parameters
 #   kunit:SUITE.CASE.PARAM       one parameter of a parameterised case
+# rmap_oplog_test's migrate case, in both variants of its fixture.
+RMAP_MIGRATE_SKIP = (('release', 'debug'), 'the migration test needs a second NUMA node, '
+		     'which only the KCSAN flavour boots (NUMA_FLAVOURS in scalable_qemu.py)')
 EXPECTED_SKIPS = {
 	# torture.faults skips only for "no fault injection (CONFIG_FAILSLAB,
 	# CONFIG_FAIL_PAGE_ALLOC, CONFIG_FAULT_INJECTION_DEBUG_FS)" once its
@@ -133,9 +138,8 @@ EXPECTED_SKIPS = {
 		('release', 'kcsan'), 'fault injection is configured in the debug kernel only '
 		'(kernel/configs/scalable-debug.config): it would slow the release kernel\'s slab '
 		'fast path, and the faults phase runs there'),
-	'scalable:rmap_oplog_test:migrate: needs two NUMA nodes': (
-		('release', 'debug'), 'the migration test needs a second NUMA node, which only '
-		'the KCSAN flavour boots (NUMA_FLAVOURS in scalable_qemu.py)'),
+	'scalable:rmap_oplog_test:rmap_oplog.stock.migrate': RMAP_MIGRATE_SKIP,
+	'scalable:rmap_oplog_test:rmap_oplog.oplog.migrate': RMAP_MIGRATE_SKIP,
 	# Upstream mm programs (PROGRAM_TARGETS): cases for what the guest has not.
 	'mm:mdwe_test': (FLAVOURS, 'the arm64_BTI variants need arm64 (HWCAP2_BTI)'),
 	'mm:mkdirty': (FLAVOURS, 'its THP cases need CONFIG_TRANSPARENT_HUGEPAGE, its migration '

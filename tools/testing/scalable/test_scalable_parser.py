@@ -814,6 +814,41 @@ class SkipTest(unittest.TestCase):
 		self.assertEqual(expected, {'scalable:qdo_latency': 'a'})
 		self.assertEqual(len(problems), 4)
 
+	def test_harness_names(self):
+		"""kselftest_harness.h names a case FIXTURE.VARIANT.TEST, the key's last part:
+		rmap_oplog_test's migrate case skips in both variants where the guest has
+		one NUMA node, as EXPECTED_SKIPS expects on those flavours only."""
+		kst = P.parse_kselftest(
+			'TAP version 13\n1..1\n# selftests: scalable: rmap_oplog_test\n'
+			'# TAP version 13\n# 1..4\n# # Starting 4 tests from 2 test cases.\n'
+			'# #  RUN           rmap_oplog.stock.truncate ...\n'
+			'# #            OK  rmap_oplog.stock.truncate\n'
+			'# ok 1 rmap_oplog.stock.truncate\n'
+			'# #  RUN           rmap_oplog.stock.migrate ...\n'
+			'# #      SKIP      needs two NUMA nodes\n'
+			'# #            OK  rmap_oplog.stock.migrate\n'
+			'# ok 2 rmap_oplog.stock.migrate # SKIP needs two NUMA nodes\n'
+			'# ok 3 rmap_oplog.oplog.truncate\n'
+			'# ok 4 rmap_oplog.oplog.migrate # SKIP needs two NUMA nodes\n'
+			'# # PASSED: 4 / 4 tests passed.\n'
+			'# # Totals: pass:2 fail:0 xfail:0 xpass:0 skip:2 error:0\n'
+			'ok 1 selftests: scalable: rmap_oplog_test\n')
+		self.assertEqual([(t['name'], t['skip'], t['reason']) for t in kst['sub']], [
+			('rmap_oplog.stock.truncate', False, ''),
+			('rmap_oplog.stock.migrate', True, 'needs two NUMA nodes'),
+			('rmap_oplog.oplog.truncate', False, ''),
+			('rmap_oplog.oplog.migrate', True, 'needs two NUMA nodes')])
+		keys = ['scalable:rmap_oplog_test:rmap_oplog.%s.migrate' % v for v in ('stock', 'oplog')]
+		for fl in ('release', 'debug'):
+			problems, expected = P.check_skips(kst, [], fl)
+			self.assertEqual(problems, [])
+			self.assertEqual(sorted(expected), sorted(keys))
+		problems, expected = P.check_skips(kst, [], 'kcsan')
+		self.assertEqual(expected, {})
+		self.assertEqual(problems, [
+			'  subtest skipped: %s (needs two NUMA nodes), not expected on kcsan '
+			'(EXPECTED_SKIPS)' % k for k in keys])
+
 	def test_program_covers_subtests_not_siblings(self):
 		problems, expected = self.check({'scalable:dcache_oplog_test': (('release',), 'a'),
 						 'kunit:qdo.qdo_test_other': (('release',), 'b')})
