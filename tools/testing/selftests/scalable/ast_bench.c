@@ -40,6 +40,15 @@
  * sched_setaffinity() for each CPU count.  Each run also checks that
  * every item produced was consumed exactly once, or is still in the
  * buffer, and that every AST entry state matches the buffer.
+ *
+ * With -l, every line also carries the hand-off latency, as lock
+ * benchmarks report it (LiTL): the time from an owner's release of the
+ * buffer (just before its unlock) to the next owner's entry (the lock
+ * held and the state right for its operation), in microseconds, at the
+ * median and the 99th percentile of every entry in the measurements
+ * (handoff_p50_us=, handoff_p99_us=).  It reads CLOCK_MONOTONIC twice per
+ * item inside the critical section, so it is off by default, and
+ * items/ms with -l are not those without.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -83,6 +92,52 @@ struct counter {
 	char pad[64 - sizeof(unsigned long)];
 };
 
+/*
+ * -l: a latency histogram, 8 buckets per power of two of nanoseconds
+ * (12.5% resolution), one per thread so that recording shares no line.
+ */
+#define LAT_SUB		8
+#define LAT_BUCKETS	(64 * LAT_SUB)
+struct lat_hist {
+	unsigned long long n[LAT_BUCKETS];
+};
+
+static unsigned int lat_bucket(unsigned long long ns)
+{
+	unsigned int e;
+
+	if (ns < 2 * LAT_SUB)
+		return ns;
+	e = 63 - __builtin_clzll(ns);
+	return (e - 2) * LAT_SUB + ((ns >> (e - 3)) & (LAT_SUB - 1));
+}
+
+/* The smallest latency of bucket @i, in nanoseconds. */
+static unsigned long long lat_floor(unsigned int i)
+{
+	if (i < 2 * LAT_SUB)
+		return i;
+	return (unsigned long long)(LAT_SUB + i % LAT_SUB) << (i / LAT_SUB - 1);
+}
+
+/* The @q quantile (0 < q < 1) of @h, in microseconds; 0 if empty. */
+static double lat_quantile(const struct lat_hist *h, double q)
+{
+	unsigned long long total = 0, seen = 0;
+	unsigned int i;
+
+	for (i = 0; i < LAT_BUCKETS; i++)
+		total += h->n[i];
+	if (!total)
+		return 0;
+	for (i = 0; i < LAT_BUCKETS; i++) {
+		seen += h->n[i];
+		if (seen >= q * total)
+			break;
+	}
+	return lat_floor(i) / 1e3;
+}
+
 struct bbuf {
 	int size, count, head, tail, impl;
 	unsigned long *slot;
@@ -114,6 +169,10 @@ struct bbuf {
 	char pad4[64];
 	__u32 go;
 	char pad3[64];
+	/* -l: written by the owner before it unlocks, read by the next one */
+	__u64 released_ns;
+	int measuring;
+	struct lat_hist *hist;	/* one per thread */
 };
 
 /* The kernel's AST-sync event counts (kernel/locking/ast_sync.c). */
@@ -142,6 +201,36 @@ struct cost {
 
 /* -v: one line per run, with the rates and the kernel's counts. */
 static bool verbose;
+/* -l: measure the hand-off latency. */
+static bool latency;
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Lock held, state right: the latency since the previous owner's release. */
+static void lat_enter(struct bbuf *b, int thread)
+{
+	unsigned long long now;
+
+	if (!latency || !b->released_ns ||
+	    !__atomic_load_n(&b->measuring, __ATOMIC_RELAXED))
+		return;
+	now = now_ns();
+	if (now > b->released_ns)
+		b->hist[thread].n[lat_bucket(now - b->released_ns)]++;
+}
+
+/* Lock held, about to release it. */
+static void lat_exit(struct bbuf *b)
+{
+	if (latency)
+		b->released_ns = now_ns();
+}
 static const char *const run_fmt[] = {
 	"ast_bench: %s-t%d-b%d run: %.1f items/ms; per item: csw %.3f, usr %.3f us, sys %.3f us, queued %.3f, lost %.3f, unlock %.3f, handoff %.3f, wake %.3f, heir %.3f, polled %.3f us; chain entries per unlock %.1f\n",
 };
@@ -300,7 +389,7 @@ static void wait_for_go(struct bbuf *b)
 		syscall(SYS_futex, &b->go, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
 }
 
-static bool put(struct bbuf *b, unsigned long item)
+static bool put(struct bbuf *b, int thread, unsigned long item)
 {
 	if (stopping(b))
 		return false;
@@ -326,9 +415,11 @@ static bool put(struct bbuf *b, unsigned long item)
 			return false;
 		}
 	}
+	lat_enter(b, thread);
 	b->slot[b->tail] = item;
 	b->tail = (b->tail + 1) % b->size;
 	b->count++;
+	lat_exit(b);
 	switch (b->impl) {
 	case IMPL_AST:
 	case IMPL_AST_HANDOFF:
@@ -347,7 +438,7 @@ static bool put(struct bbuf *b, unsigned long item)
 	return true;
 }
 
-static bool get(struct bbuf *b, unsigned long *item)
+static bool get(struct bbuf *b, int thread, unsigned long *item)
 {
 	if (stopping(b))
 		return false;
@@ -373,9 +464,11 @@ static bool get(struct bbuf *b, unsigned long *item)
 			return false;
 		}
 	}
+	lat_enter(b, thread);
 	*item = b->slot[b->head];
 	b->head = (b->head + 1) % b->size;
 	b->count--;
+	lat_exit(b);
 	switch (b->impl) {
 	case IMPL_AST:
 	case IMPL_AST_HANDOFF:
@@ -396,7 +489,8 @@ static bool get(struct bbuf *b, unsigned long *item)
 
 struct targ {
 	struct bbuf *b;
-	int idx;
+	int idx;	/* among the producers, or the consumers */
+	int thread;	/* among all threads */
 };
 
 static void *producer(void *arg)
@@ -405,7 +499,7 @@ static void *producer(void *arg)
 	unsigned long seq = 0;
 
 	wait_for_go(t->b);
-	while (put(t->b, ((unsigned long)t->idx << 32) | seq++))
+	while (put(t->b, t->thread, ((unsigned long)t->idx << 32) | seq++))
 		__atomic_store_n(&t->b->puts[t->idx].n, seq, __ATOMIC_RELAXED);
 	return NULL;
 }
@@ -416,7 +510,7 @@ static void *consumer(void *arg)
 	unsigned long item, n = 0;
 
 	wait_for_go(t->b);
-	while (get(t->b, &item))
+	while (get(t->b, t->thread, &item))
 		__atomic_store_n(&t->b->gets[t->idx].n, ++n, __ATOMIC_RELAXED);
 	return NULL;
 }
@@ -478,11 +572,15 @@ static double tv_us(const struct timeval *tv)
 	return tv->tv_sec * 1e6 + tv->tv_usec;
 }
 
-/* One run; returns items/ms and fills @cost, or -1 on an error. */
-static double run_once(int impl, int nthreads, int size, struct cost *cost)
+/*
+ * One run; returns items/ms and fills @cost, or -1 on an error.  With -l,
+ * adds the hand-off latencies of the measurement to @lat.
+ */
+static double run_once(int impl, int nthreads, int size, struct cost *cost,
+		       struct lat_hist *lat)
 {
 	struct rusage ru0, ru1;
-	int np = nthreads / 2, nc = nthreads - np, i, ret = 0;
+	int np = nthreads / 2, nc = nthreads - np, i, k, ret = 0;
 	unsigned long long k0[NR_KSTATS], k1[NR_KSTATS];
 	unsigned long g0, g1, n, puts, gets;
 	bool is_ast = impl != IMPL_CV_BCAST && impl != IMPL_CV_PAIR &&
@@ -500,6 +598,11 @@ static double run_once(int impl, int nthreads, int size, struct cost *cost)
 	b->size = size;
 	b->impl = impl;
 	b->slot = calloc(size, sizeof(*b->slot));
+	if (latency) {
+		b->hist = calloc(nthreads, sizeof(*b->hist));
+		if (!b->hist)
+			return -1;
+	}
 	b->puts = aligned_alloc(64, np * sizeof(struct counter));
 	b->gets = aligned_alloc(64, nc * sizeof(struct counter));
 	if (!b->slot || !b->puts || !b->gets)
@@ -520,6 +623,7 @@ static double run_once(int impl, int nthreads, int size, struct cost *cost)
 	for (i = 0; i < nthreads; i++) {
 		ta[i].b = b;
 		ta[i].idx = i < np ? i : i - np;
+		ta[i].thread = i;
 		if (pthread_create(&th[i], &attr, i < np ? producer : consumer,
 				   &ta[i])) {
 			ksft_print_msg("pthread_create: %s\n", strerror(errno));
@@ -537,7 +641,9 @@ static double run_once(int impl, int nthreads, int size, struct cost *cost)
 		cost->kstats = is_ast && read_kstats(k0);
 		g0 = sum(b->gets, nc);
 		t0 = now_ms();
+		__atomic_store_n(&b->measuring, 1, __ATOMIC_RELAXED);
 		sleep_ms(measure_ms);
+		__atomic_store_n(&b->measuring, 0, __ATOMIC_RELAXED);
 		g1 = sum(b->gets, nc);
 		t1 = now_ms();
 		cost->kstats = cost->kstats && read_kstats(k1);
@@ -588,7 +694,11 @@ static double run_once(int impl, int nthreads, int size, struct cost *cost)
 			       b->errors);
 		ret = -1;
 	}
+	for (i = 0; b->hist && !ret && i < nthreads; i++)
+		for (k = 0; k < LAT_BUCKETS; k++)
+			lat->n[k] += b->hist[i].n[k];
 	pthread_attr_destroy(&attr);
+	free(b->hist);
 	free(b->slot);
 	free(b->puts);
 	free(b->gets);
@@ -608,9 +718,10 @@ static void run_tuple(int nthreads, int size, int ncpus)
 {
 	double rate[NR_IMPLS] = { 0 }, cpu[NR_IMPLS] = { 0 };
 	double sum_r, sum_sq, r, v, sd;
+	struct lat_hist *lat = calloc(1, sizeof(*lat));
 	struct cost c, tot;
 	int impl, k, done, nk, i;
-	char extra[256];
+	char extra[320];
 
 	for (impl = 0; impl < NR_IMPLS; impl++) {
 		if (!(impl_mask & (1 << impl)))
@@ -619,8 +730,10 @@ static void run_tuple(int nthreads, int size, int ncpus)
 		sum_sq = 0;
 		memset(&tot, 0, sizeof(tot));
 		nk = 0;
+		if (lat)
+			memset(lat, 0, sizeof(*lat));
 		for (k = 0, done = 0; k < runs; k++) {
-			r = run_once(impl, nthreads, size, &c);
+			r = lat ? run_once(impl, nthreads, size, &c, lat) : -1;
 			if (r < 0)
 				break;
 			sum_r += r;
@@ -655,6 +768,11 @@ static void run_tuple(int nthreads, int size, int ncpus)
 				 tot.k[K_LOST] / nk, tot.k[K_HANDOFF] / nk,
 				 tot.k[K_WAKE] / nk, tot.k[K_HEIR] / nk,
 				 tot.k[K_POLL_NS] / nk, tot.k[K_SCANNED] / nk);
+		if (latency && lat)
+			snprintf(extra + strlen(extra),
+				 sizeof(extra) - strlen(extra),
+				 " handoff_p50_us=%.2f handoff_p99_us=%.2f",
+				 lat_quantile(lat, 0.5), lat_quantile(lat, 0.99));
 		ksft_print_msg(result_fmt[0], impl_names[impl], nthreads, size,
 			       ncpus, rate[impl], done, sd, impl_names[impl],
 			       nthreads, size, done ? tot.csw / done : 0,
@@ -664,6 +782,7 @@ static void run_tuple(int nthreads, int size, int ncpus)
 		ksft_test_result(done == runs, "ast_bench %s-t%d-b%d cpus=%d\n",
 				 impl_names[impl], nthreads, size, ncpus);
 	}
+	free(lat);
 }
 
 static int restrict_cpus(int n)
@@ -680,7 +799,7 @@ static int restrict_cpus(int n)
 static void print_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ast_bench [-w ms] [-m ms] [-r runs] [-q] [-c cpus] [-t threads] [-b sizes] [-i impls] [-v]\n"
+		"usage: ast_bench [-w ms] [-m ms] [-r runs] [-q] [-c cpus] [-t threads] [-b sizes] [-i impls] [-v] [-l]\n"
 		"  -w/-m/-r  warm-up, measurement (ms) and runs (default 1000, 5000, 3)\n"
 		"  -q        quick: -w 100 -m 400 -r 2\n"
 		"  -c LIST   CPU counts (default 1, 2, 4, ... and N)\n"
@@ -690,7 +809,10 @@ static void print_usage(FILE *f)
 		"  -i LIST   implementations: ast,ast-handoff,ast-compete,cv-bcast,cv-pair,\n"
 		"            futex-bitset\n"
 		"  -v        one line per run, with the kernel's counts from\n"
-		"            " AST_STATS "\n");
+		"            " AST_STATS "\n"
+		"  -l        hand-off latency, release to the next owner's entry:\n"
+		"            handoff_p50_us= and handoff_p99_us= (slows every\n"
+		"            implementation: two clock reads per item)\n");
 }
 
 static int parse_impls(const char *s)
@@ -720,7 +842,7 @@ int main(int argc, char **argv)
 	int opt, ci, ti, si, k, done, quick = 0;
 	cpu_set_t set;
 
-	while ((opt = getopt(argc, argv, "w:m:r:qc:t:b:i:vh")) != -1) {
+	while ((opt = getopt(argc, argv, "w:m:r:qc:t:b:i:vlh")) != -1) {
 		switch (opt) {
 		case 'w':
 			warmup_ms = atol(optarg);
@@ -733,6 +855,9 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			verbose = true;
+			break;
+		case 'l':
+			latency = true;
 			break;
 		case 'q':
 			warmup_ms = 100;
