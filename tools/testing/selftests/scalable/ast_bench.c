@@ -201,6 +201,10 @@ struct cost {
 
 /* -v: one line per run, with the rates and the kernel's counts. */
 static bool verbose;
+static const char *const run_fmt[] = {
+	"ast_bench: %s-t%d-b%d run: %.1f items/ms; per item: csw %.3f, usr %.3f us, sys %.3f us, queued %.3f, lost %.3f, unlock %.3f, handoff %.3f, wake %.3f, heir %.3f, polled %.3f us; chain entries per unlock %.1f\n",
+};
+
 /* -l: measure the hand-off latency. */
 static bool latency;
 
@@ -231,9 +235,6 @@ static void lat_exit(struct bbuf *b)
 	if (latency)
 		b->released_ns = now_ns();
 }
-static const char *const run_fmt[] = {
-	"ast_bench: %s-t%d-b%d run: %.1f items/ms; per item: csw %.3f, usr %.3f us, sys %.3f us, queued %.3f, lost %.3f, unlock %.3f, handoff %.3f, wake %.3f, heir %.3f, polled %.3f us; chain entries per unlock %.1f\n",
-};
 
 static bool read_kstats(unsigned long long *v)
 {

@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
+#include "sched_util.h"
 #include "sysfs_util.h"
 
 #define SWITCH		"/sys/kernel/debug/dcache_oplog/enabled"
@@ -84,26 +85,7 @@ static long nr_dentry(void)
 /* The "logs" line of OpLog's statistics of the dentry type, or -1. */
 static long stats_logs(void)
 {
-	long n;
-
-	return sysfs_read_stat(STATS, "logs", &n) ? -1 : n;
-}
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
+	return sysfs_stat(STATS, "logs");
 }
 
 static void name(char *buf, size_t size, const char *root, int i)
@@ -127,7 +109,7 @@ static int racer(struct __test_metadata *_metadata, const char *root,
 	struct stat st;
 	int fd, r;
 
-	pin(cpu);
+	pin_cpu(cpu);
 	while (now_ms() < until) {
 		int op = rand_r(&seed) % 10;
 
@@ -442,7 +424,7 @@ TEST_F_TIMEOUT(dcache_oplog, umount, 120)
 			 * per-CPU count on its second miss on this CPU
 			 * within the hotness filter's window (256 misses).
 			 */
-			pin(i);
+			pin_cpu(i);
 			for (j = 0; j < NR_FILES; j++) {
 				snprintf(p, sizeof(p), "%s/f%d", self->root, j);
 				for (k = 0; k < 3; k++)
@@ -486,7 +468,7 @@ static int shrink_worker(const char *root)
 	struct stat st;
 	int i, fd;
 
-	pin(SHRINK_CPU);
+	pin_cpu(SHRINK_CPU);
 	if (sched_getcpu() != SHRINK_CPU)
 		return 2;
 	for (i = 0; i < NR_SHRINK; i++) {

@@ -71,6 +71,7 @@
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
+#include "sched_util.h"
 #include "sysfs_util.h"
 
 #ifndef IN_MASK_CREATE
@@ -97,23 +98,6 @@ static int cpu_of(int i)
 	return g_cpus[i % g_ncpus];
 }
 
-static int pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
@@ -128,9 +112,7 @@ static void sleep_ms(long ms)
  */
 static long oplog_hits(void)
 {
-	long hits;
-
-	return sysfs_read_stat(STATS, "hits", &hits) ? -1 : hits;
+	return sysfs_stat(STATS, "hits");
 }
 
 static int write_long(const char *path, long v)
@@ -441,7 +423,7 @@ static bool all_done(struct shared *sh, int n)
 
 static void worker_begin(struct worker *w)
 {
-	if (pin(w->cpu))
+	if (pin_cpu(w->cpu))
 		fail(w, "sched_setaffinity");
 	pthread_barrier_wait(&w->sh->start);
 }
@@ -604,7 +586,7 @@ static pid_t spawn_gen(int cpu, pid_t sleeper, const char *path, int creates,
 
 	if (pid)
 		return pid;
-	if (pin(cpu))
+	if (pin_cpu(cpu))
 		_exit(2);
 	if (sleeper)
 		wait_sleeping(sleeper);
@@ -800,7 +782,7 @@ static void *pf_writer(void *arg)
 		 * several CPUs, so that only a merge in timestamp order
 		 * keeps them in program order.
 		 */
-		if (pin(cpu_of(w->idx + 2 * j)))
+		if (pin_cpu(cpu_of(w->idx + 2 * j)))
 			fail(w, "sched_setaffinity");
 		fd = open(a, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
 		if (fd < 0) {
@@ -811,7 +793,7 @@ static void *pf_writer(void *arg)
 			if (write(fd, "x", 1) != 1)
 				fail(w, "write");
 		close(fd);
-		if (pin(cpu_of(w->idx + 2 * j + 1)))
+		if (pin_cpu(cpu_of(w->idx + 2 * j + 1)))
 			fail(w, "sched_setaffinity");
 		if (rename(a, b))
 			fail(w, "rename");
@@ -1045,7 +1027,7 @@ TEST_F(inotify, coalescing)
 	fb = open(b, O_WRONLY | O_CLOEXEC);
 	ASSERT_GE(fa, 0);
 	ASSERT_GE(fb, 0);
-	ASSERT_EQ(0, pin(c0));
+	ASSERT_EQ(0, pin_cpu(c0));
 
 	/* Five identical events, unread: one. */
 	for (i = 0; i < 5; i++)
@@ -1079,11 +1061,11 @@ TEST_F(inotify, coalescing)
 	for (i = 0; i < 2; i++) {
 		int n;
 
-		ASSERT_EQ(0, pin(c0));
+		ASSERT_EQ(0, pin_cpu(c0));
 		ASSERT_EQ(1, pwrite(fa, "x", 1, 0));
 		ASSERT_EQ(0, ioctl(fd, FIONREAD, &n));
 		ASSERT_LT(0, n);
-		ASSERT_EQ(0, pin(i ? c1 : c0));
+		ASSERT_EQ(0, pin_cpu(i ? c1 : c0));
 		ASSERT_EQ(1, pwrite(fa, "x", 1, 0));
 		ASSERT_LE(0, drain_log(fd, &l));
 		snprintf(why, sizeof(why), "A queued, A logged on cpu %d",
@@ -1093,7 +1075,7 @@ TEST_F(inotify, coalescing)
 
 	/* Identical events from two CPUs, unread: one. */
 	for (i = 0; i < 4; i++) {
-		ASSERT_EQ(0, pin(i & 1 ? c1 : c0));
+		ASSERT_EQ(0, pin_cpu(i & 1 ? c1 : c0));
 		ASSERT_EQ(1, pwrite(fa, "x", 1, 0));
 	}
 	ASSERT_LE(0, drain_log(fd, &l));
@@ -1102,11 +1084,11 @@ TEST_F(inotify, coalescing)
 	ASSERT_EVENTS(&l, why, { wa, IN_MODIFY });
 
 	/* A on one CPU, B on another, A on the first: three. */
-	ASSERT_EQ(0, pin(c0));
+	ASSERT_EQ(0, pin_cpu(c0));
 	ASSERT_EQ(1, pwrite(fa, "x", 1, 0));
-	ASSERT_EQ(0, pin(c1));
+	ASSERT_EQ(0, pin_cpu(c1));
 	ASSERT_EQ(1, pwrite(fb, "x", 1, 0));
-	ASSERT_EQ(0, pin(c0));
+	ASSERT_EQ(0, pin_cpu(c0));
 	ASSERT_EQ(1, pwrite(fa, "x", 1, 0));
 	ASSERT_LE(0, drain_log(fd, &l));
 	snprintf(why, sizeof(why), "A (cpu %d), B (cpu %d), A (cpu %d)", c0,
@@ -1121,7 +1103,7 @@ TEST_F(inotify, coalescing)
 	 * other CPU.
 	 */
 	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(0, pin(i ? c1 : c0));
+		ASSERT_EQ(0, pin_cpu(i ? c1 : c0));
 		fc = open(cpath, O_WRONLY | O_CLOEXEC);
 		ASSERT_GE(fc, 0);
 		ASSERT_EQ(1, pwrite(fc, "x", 1, 0));
@@ -1253,7 +1235,7 @@ TEST_F(inotify, overflow)
 
 	/* ... and overflows again, once, from one CPU after another. */
 	for (i = 0; i < OVF_MAX + 8; i++) {
-		ASSERT_EQ(0, pin(cpu_of(i)));
+		ASSERT_EQ(0, pin_cpu(cpu_of(i)));
 		snprintf(path, sizeof(path), "%s/d0_%d", self->dir, i);
 		ASSERT_EQ(0, touch(path));
 	}
@@ -1337,7 +1319,7 @@ TEST_F_TIMEOUT(inotify, ignored_last, 120)
 	ASSERT_GE(fd, 0);
 	wd = inotify_add_watch(fd, self->dir, IN_CREATE);
 	ASSERT_GE(wd, 0);
-	ASSERT_EQ(0, pin(cpu_of(0)));
+	ASSERT_EQ(0, pin_cpu(cpu_of(0)));
 	sh.tag = 'a';
 	total = 0;
 	for (i = 0; i < nw; i++) {
@@ -1416,7 +1398,7 @@ TEST_F_TIMEOUT(inotify, ignored_last, 120)
 		join_workers(w, T, false);
 		ASSERT_EQ(0, worker_errors(w, T, why, sizeof(why)))
 			TH_LOG("%s", why);
-		ASSERT_EQ(0, pin(cpu_of(r)));
+		ASSERT_EQ(0, pin_cpu(cpu_of(r)));
 		ASSERT_EQ(0, inotify_rm_watch(fd, wd));
 		rc = drain_log(fd, &l);
 		ASSERT_LE(0, rc);
@@ -1517,7 +1499,7 @@ TEST_F_TIMEOUT(inotify, oneshot, 60)
 	wd = inotify_add_watch(fd, path, IN_MODIFY | IN_ONESHOT);
 	ASSERT_GE(wd, 0);
 	for (i = 0; i < T; i++) {
-		ASSERT_EQ(0, pin(cpu_of(i)));
+		ASSERT_EQ(0, pin_cpu(cpu_of(i)));
 		ASSERT_EQ(0, modify(path));
 	}
 	ASSERT_LE(0, drain_log(fd, &l));
@@ -1601,9 +1583,9 @@ TEST_F(inotify, mask_add_create)
 					IN_MASK_ADD | IN_MASK_CREATE));
 			ASSERT_EQ(EINVAL, errno);
 		}
-		ASSERT_EQ(0, pin(cpu_of(i)));
+		ASSERT_EQ(0, pin_cpu(cpu_of(i)));
 		ASSERT_EQ(0, modify(f));
-		ASSERT_EQ(0, pin(cpu_of(i + 1)));
+		ASSERT_EQ(0, pin_cpu(cpu_of(i + 1)));
 		mode ^= 0040;
 		ASSERT_EQ(0, chmod(f, mode));
 		ASSERT_LE(0, drain_log(fd, &l));
@@ -1613,9 +1595,9 @@ TEST_F(inotify, mask_add_create)
 
 	/* Without IN_MASK_ADD the mask is replaced. */
 	ASSERT_EQ(wd, inotify_add_watch(fd, f, IN_ATTRIB));
-	ASSERT_EQ(0, pin(cpu_of(0)));
+	ASSERT_EQ(0, pin_cpu(cpu_of(0)));
 	ASSERT_EQ(0, modify(f));
-	ASSERT_EQ(0, pin(cpu_of(1)));
+	ASSERT_EQ(0, pin_cpu(cpu_of(1)));
 	mode ^= 0040;
 	ASSERT_EQ(0, chmod(f, mode));
 	ASSERT_LE(0, drain_log(fd, &l));
@@ -1776,7 +1758,7 @@ TEST_F(inotify, blocking_read)
 	wd = inotify_add_watch(fd, f, IN_MODIFY);
 	ASSERT_GE(wd, 0);
 	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));	/* no SA_RESTART */
-	ASSERT_EQ(0, pin(cpu_of(0)));
+	ASSERT_EQ(0, pin_cpu(cpu_of(0)));
 
 	for (i = 0; i < 3; i++) {
 		struct inotify_event *e = (struct inotify_event *)rbuf;
@@ -1829,7 +1811,7 @@ static void *wr_reader(void *arg)
 	ssize_t n;
 	int k;
 
-	if (pin(cpu_of(0))) {
+	if (pin_cpu(cpu_of(0))) {
 		r->err = errno;
 		return NULL;
 	}
@@ -1888,7 +1870,7 @@ TEST_F_TIMEOUT(inotify, wakeup_race, 120)
 	ASSERT_GE(r.fd, 0);
 	r.wd = inotify_add_watch(r.fd, path, IN_MODIFY);
 	ASSERT_GE(r.wd, 0);
-	ASSERT_EQ(0, pin(cpu_of(1)));
+	ASSERT_EQ(0, pin_cpu(cpu_of(1)));
 	ASSERT_EQ(0, pthread_create(&th, NULL, wr_reader, &r));
 	for (k = 1; k <= r.rounds; k++) {
 		if (wr_wait(&r.ready, k, &r.err))
@@ -1950,7 +1932,7 @@ TEST_F(inotify, poll_and_epoll)
 	wdir = inotify_add_watch(fd, self->dir, IN_CREATE);
 	ASSERT_GE(wd, 0);
 	ASSERT_GE(wdir, 0);
-	ASSERT_EQ(0, pin(cpu_of(0)));
+	ASSERT_EQ(0, pin_cpu(cpu_of(0)));
 
 	/* poll(): woken, then ready until drained. */
 	p.fd = fd;
@@ -2045,7 +2027,7 @@ TEST_F(inotify, sigio)
 	ASSERT_EQ(0, fcntl(fd, F_SETOWN, getpid()));
 	fl = fcntl(fd, F_GETFL);
 	ASSERT_EQ(0, fcntl(fd, F_SETFL, fl | O_ASYNC));
-	ASSERT_EQ(0, pin(cpu_of(0)));
+	ASSERT_EQ(0, pin_cpu(cpu_of(0)));
 
 	for (i = 0; i < 3; i++) {
 		/* Round 0: the event is queued before the wait. */
@@ -2441,7 +2423,7 @@ TEST_F(inotify, full_no_signal)
 
 	/* Fill the queue: FN_MAXQ events, then the overflow event. */
 	for (i = 0; i < FN_MAXQ + 1; i++) {
-		ASSERT_EQ(0, pin(cpu_of(i)));
+		ASSERT_EQ(0, pin_cpu(cpu_of(i)));
 		snprintf(f, sizeof(f), "%s/full%d", self->dir, i);
 		ASSERT_EQ(0, mkdir(f, 0700));
 	}
@@ -2450,7 +2432,7 @@ TEST_F(inotify, full_no_signal)
 	ASSERT_EQ(0, fn_take(sig));
 
 	for (i = 0; i < FN_EVENTS; i++) {
-		ASSERT_EQ(0, pin(cpu_of(i)));
+		ASSERT_EQ(0, pin_cpu(cpu_of(i)));
 		snprintf(f, sizeof(f), "%s/lost%d", self->dir, i);
 		ASSERT_EQ(0, mkdir(f, 0700));
 		ASSERT_EQ(0, rmdir(f));

@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
+#include "sched_util.h"
 #include "sysfs_util.h"
 
 #define SWITCH		"/sys/kernel/debug/inode_oplog/enabled"
@@ -109,15 +110,6 @@ __attribute__((constructor)) static void exec_mode(int argc, char **argv)
 	}
 }
 
-static int pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
 /*
  * Open and close @path @n times with @flags, then open it NR_FDS times
  * into @fds.
@@ -151,14 +143,14 @@ static void reader(const char *path, int flags, int cpu, int close_cpu,
 	int fds[NR_FDS], i;
 	char c;
 
-	if (pin(cpu) || open_hot(path, flags, NR_WARM, fds)) {
+	if (pin_cpu(cpu) || open_hot(path, flags, NR_WARM, fds)) {
 		fprintf(stderr, "%s on cpu %d: %s\n", __func__, cpu,
 			strerror(errno));
 		_exit(1);
 	}
 	if (write(ready, "r", 1) != 1 || read(go, &c, 1) != 1)
 		_exit(1);
-	if (pin(close_cpu)) {
+	if (pin_cpu(close_cpu)) {
 		fprintf(stderr, "%s: cpu %d: %s\n", __func__, close_cpu,
 			strerror(errno));
 		_exit(1);
@@ -198,7 +190,7 @@ static int try_exec(const char *exe, int cpu)
 		return errno;
 	if (!pid) {
 		close(pfd[0]);
-		if (!pin(cpu))
+		if (!pin_cpu(cpu))
 			execl(exe, exe, EXEC_NOW, (char *)NULL);
 		err = errno;
 		if (write(pfd[1], &err, sizeof(err)) != sizeof(err))
@@ -415,7 +407,7 @@ static void run_readers(struct __test_metadata *_metadata, const char *path,
 
 	start_openers(_metadata, path, O_RDONLY, nr, open_cpu, close_cpu, pid,
 		      &go);
-	ASSERT_EQ(0, pin(holder_cpu));
+	ASSERT_EQ(0, pin_cpu(holder_cpu));
 	fd = open(path, O_RDONLY);
 	ASSERT_LE(0, fd);
 	err = try_wrlease(fd);
@@ -458,10 +450,10 @@ TEST_F(lease, own_reader)
 	int i, j, fd, fds[NR_FDS], err;
 
 	for (i = 0; i < nr_cpus; i++) {
-		ASSERT_EQ(0, pin(cpus[i]));
+		ASSERT_EQ(0, pin_cpu(cpus[i]));
 		ASSERT_EQ(0, open_hot(self->path, O_RDONLY, NR_WARM, fds));
 		/* Closed on the next CPU. */
-		ASSERT_EQ(0, pin(cpus[(i + 1) % nr_cpus]));
+		ASSERT_EQ(0, pin_cpu(cpus[(i + 1) % nr_cpus]));
 		for (j = 0; j < NR_FDS; j++)
 			close(fds[j]);
 	}
@@ -489,7 +481,7 @@ TEST_F(lease, other_cpu_writers)
 
 	start_openers(_metadata, self->path, O_RDWR, 2, open_cpu, close_cpu,
 		      pid, &go);
-	ASSERT_EQ(0, pin(holder));
+	ASSERT_EQ(0, pin_cpu(holder));
 	fd = open(self->path, O_RDONLY);
 	ASSERT_LE(0, fd);
 	err = try_lease(fd, F_RDLCK);
@@ -549,9 +541,9 @@ TEST_F(lease, exec_denies_writers)
 	pid_t pid;
 
 	for (i = 0; i < nr_cpus; i++) {
-		ASSERT_EQ(0, pin(cpus[i]));
+		ASSERT_EQ(0, pin_cpu(cpus[i]));
 		ASSERT_EQ(0, open_hot(self->exe, O_RDWR, NR_WARM, fds));
-		ASSERT_EQ(0, pin(cpus[(i + 1) % nr_cpus]));
+		ASSERT_EQ(0, pin_cpu(cpus[(i + 1) % nr_cpus]));
 		for (j = 0; j < NR_FDS; j++)
 			close(fds[j]);
 	}
@@ -583,7 +575,7 @@ TEST_F(lease, exec_denies_writers)
 	}
 	ASSERT_LT(i, 1000) TH_LOG("the child did not exec %s", self->exe);
 	for (i = 0; i < nr_cpus; i++) {
-		ASSERT_EQ(0, pin(cpus[i]));
+		ASSERT_EQ(0, pin_cpu(cpus[i]));
 		fd = open(self->exe, O_RDWR);
 		EXPECT_EQ(-1, fd)
 			TH_LOG("open(O_RDWR) on cpu %d of a running program succeeded",
@@ -597,7 +589,7 @@ TEST_F(lease, exec_denies_writers)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	for (i = 0; i < nr_cpus; i++) {
-		ASSERT_EQ(0, pin(cpus[i]));
+		ASSERT_EQ(0, pin_cpu(cpus[i]));
 		fd = open(self->exe, O_RDWR);
 		EXPECT_LE(0, fd)
 			TH_LOG("open(O_RDWR) on cpu %d after the program exited: %s",
@@ -627,7 +619,7 @@ static void stress_writer(struct stress *st, int w, const char *exe, int cpu)
 	struct span *sp;
 	int fd;
 
-	if (pin(cpu))
+	if (pin_cpu(cpu))
 		_exit(1);
 	while (!__atomic_load_n(&st->stop, __ATOMIC_RELAXED) &&
 	       st->nr[w] < STRESS_SPAN) {
@@ -669,7 +661,7 @@ static int stamp_exec(const char *exe, int cpu, long long *t)
 	if (!pid) {
 		close(out[0]);
 		close(err[0]);
-		if (!pin(cpu) && dup2(out[1], 1) == 1)
+		if (!pin_cpu(cpu) && dup2(out[1], 1) == 1)
 			execl(exe, exe, EXEC_STAMP, (char *)NULL);
 		e = errno;
 		_exit(write(err[1], &e, sizeof(e)) == sizeof(e) ? 1 : 2);

@@ -102,6 +102,7 @@
 #include <linux/mempolicy.h>
 
 #include "../kselftest_harness.h"
+#include "sched_util.h"
 #include "sysfs_util.h"
 
 #define SWITCH	"/sys/kernel/debug/rmap_oplog/enabled"
@@ -149,20 +150,13 @@ static int probe(const char *p)
 /* A counter of STATS, or -1 without it. */
 static long stat_of(const char *key)
 {
-	long v = -1;
-
-	if (sysfs_read_stat(STATS, key, &v))
-		return -1;
-	return v;
+	return sysfs_stat(STATS, key);
 }
 
+/* CPU @cpu modulo the CPUs online. */
 static int pin(int cpu)
 {
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu % ncpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
+	return pin_cpu(cpu % ncpu);
 }
 
 static void unpin(void)

@@ -219,6 +219,24 @@ static inline int sysfs_read_stat(const char *path, const char *key, long *val)
 }
 
 /**
+ * sysfs_stat() - a counter of a statistics file, or -1
+ * @path: the file, as for sysfs_read_stat()
+ * @key: the counter's key
+ *
+ * For counters, which are never negative: -1 stands for every error of
+ * sysfs_read_stat() (no file, no such key), for a caller to fail or skip
+ * on.
+ *
+ * Return: the counter, or -1.
+ */
+static inline long sysfs_stat(const char *path, const char *key)
+{
+	long val;
+
+	return sysfs_read_stat(path, key, &val) ? -1 : val;
+}
+
+/**
  * sysfs_set_cpu_online() - take a CPU offline or bring it online
  * @cpu: the CPU
  * @on: nonzero to bring it online, 0 to take it offline
