@@ -51,7 +51,6 @@
 
 #define pr_fmt(fmt) "oplog: " fmt
 
-#include <linux/cpufeature.h>
 #include <linux/cpuhotplug.h>
 #include <linux/export.h>
 #include <linux/hash.h>
@@ -68,10 +67,6 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <asm/local.h>
-#ifdef CONFIG_X86_TSC
-#include <asm/msr.h>
-#include <asm/tsc.h>
-#endif
 
 #include "oplog_internal.h"
 
@@ -113,10 +108,8 @@ MODULE_PARM_DESC(clock, "timestamp source: auto (TSC if synchronized), tsc, seq"
  */
 u64 oplog_clock(void)
 {
-#ifdef CONFIG_X86_TSC
 	if (static_branch_likely(&oplog_tsc_key))
-		return rdtsc_ordered();
-#endif
+		return arch_oplog_clock();
 	return atomic64_inc_return(&oplog_seq);
 }
 EXPORT_SYMBOL_GPL(oplog_clock);
@@ -136,17 +129,12 @@ EXPORT_SYMBOL_GPL(oplog_clock_is_tsc);
 static void __init oplog_clock_init(void)
 {
 	bool forced = !strcmp(oplog_clock_param, "tsc");
-#ifdef CONFIG_X86_TSC
-	/* Constant rate, not stopped in idle, synchronized at boot. */
-	bool synced = boot_cpu_has(X86_FEATURE_CONSTANT_TSC) &&
-		      boot_cpu_has(X86_FEATURE_NONSTOP_TSC) &&
-		      !unsynchronized_tsc() && !check_tsc_unstable();
 
-	/* oplog.clock=tsc: the user vouches for the TSC (e.g. QEMU TCG). */
-	if (boot_cpu_has(X86_FEATURE_TSC) &&
-	    (forced || (synced && strcmp(oplog_clock_param, "seq"))))
+	/* oplog.clock=tsc: the user vouches for the counter (e.g. QEMU TCG). */
+	if (arch_oplog_clock_present() &&
+	    (forced || (arch_oplog_clock_synced() &&
+			strcmp(oplog_clock_param, "seq"))))
 		static_branch_enable(&oplog_tsc_key);
-#endif
 	pr_info("timestamps from the %s%s\n",
 		oplog_clock_is_tsc() ? "TSC" : "global sequence counter",
 		forced ? " (oplog.clock=tsc)" : "");

@@ -22,6 +22,31 @@
 #include <linux/shrinker.h>
 #include <linux/spinlock.h>
 
+#ifdef CONFIG_ARCH_HAS_OPLOG_CLOCK
+#include <asm/oplog.h>
+#else
+/*
+ * No cycle counter that orders events across CPUs: oplog_clock() is the
+ * global sequence counter, and oplog.clock=tsc has nothing to force.  An
+ * architecture with one selects ARCH_HAS_OPLOG_CLOCK and provides these
+ * three in <asm/oplog.h>.
+ */
+static inline u64 arch_oplog_clock(void)
+{
+	return 0;
+}
+
+static inline bool arch_oplog_clock_present(void)
+{
+	return false;
+}
+
+static inline bool arch_oplog_clock_synced(void)
+{
+	return false;
+}
+#endif
+
 struct kmem_cache;
 
 /* Cache of &struct oplog_log, every type's logs. */
