@@ -59,13 +59,18 @@ def parse_options(texts):
 	Returns {NAME: {'deps': set of series options it depends on,
 	'not_rt': it depends on !PREEMPT_RT, 'test': a test (KUnit or debugfs
 	test) option, 'kunit': it needs KUNIT=y (built-in KUnit)}}, in the
-	order of the texts.
+	order of the texts.  A symbol without a prompt (an architecture's
+	ARCH_HAS_* capability, set by its "select") is not an option: no
+	configuration can switch it.
 	"""
 	blocks = {}
 	for t in texts:
 		blocks.update(kconfig_blocks(t))
 	opts = {}
 	for name, lines in blocks.items():
+		if not any(re.match(r'\s*(?:(?:bool|tristate|int|hex|string)\s+"|prompt\s)', l)
+			   for l in lines):
+			continue
 		deps = ' '.join(re.sub(r'^\s*depends\s+on\s+', '', l) for l in lines
 				if re.match(r'\s*depends\s+on\s', l))
 		syms = re.findall(r'(!?)\s*\b([A-Z][A-Z0-9_]*)\b', deps)

@@ -25,6 +25,11 @@ DIFF = '''--- a/lib/Kconfig
  config A_STOCK
  	bool
 +
++config ARCH_HAS_OPLOG_CLOCK
++	bool
++	help
++	  Selected by an architecture.
++
 +config OPLOG
 +	bool "OpLog"
 +	depends on CLUSTERED_OBJECTS && !PREEMPT_RT
