@@ -1077,6 +1077,31 @@ TEST_F(inotify, coalescing)
 		ASSERT_EVENTS(&l, why, { wa, IN_MODIFY });
 	}
 
+	/*
+	 * B and A queued (FIONREAD applied them), then A again, logged: a
+	 * read() takes B without the logs, but applies them before it takes
+	 * the tail, so the logged A merges into the unread A, as on the
+	 * locked queue (and the oplog variant checks that it was logged).
+	 */
+	{
+		long logged0, logged1;
+		int n;
+
+		ASSERT_EQ(0, pin_cpu(c0));
+		ASSERT_EQ(1, pwrite(fb, "x", 1, 0));
+		ASSERT_EQ(1, pwrite(fa, "x", 1, 0));
+		ASSERT_EQ(0, ioctl(fd, FIONREAD, &n));
+		ASSERT_LT(0, n);
+		logged0 = sysfs_stat(STATS, "queued");
+		ASSERT_EQ(1, pwrite(fa, "x", 1, 0));
+		logged1 = sysfs_stat(STATS, "queued");
+		if (!strcmp(variant->enabled, "1"))
+			ASSERT_LT(logged0, logged1) TH_LOG("the A was not logged");
+		ASSERT_LE(0, drain_log(fd, &l));
+		ASSERT_EVENTS(&l, "B, A queued, A logged",
+			      { wb, IN_MODIFY }, { wa, IN_MODIFY });
+	}
+
 	/* Identical events from two CPUs, unread: one. */
 	for (i = 0; i < 4; i++) {
 		ASSERT_EQ(0, pin_cpu(i & 1 ? c1 : c0));
