@@ -7,8 +7,9 @@
 #ifndef SCALABLE_SCHED_UTIL_H
 #define SCALABLE_SCHED_UTIL_H
 
+/* CPU_SET() and sched_setaffinity() need it before the first #include. */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE
+#error "define _GNU_SOURCE before any #include"
 #endif
 #include <sched.h>
 #include <time.h>
