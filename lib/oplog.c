@@ -5,9 +5,10 @@
  * After Boyd-Wickizer, "Optimizing Communication Bottlenecks in
  * Multiprocessor Operating System Kernels", PhD thesis, MIT, 2014.
  * See include/linux/oplog.h and Documentation/core-api/oplog.rst.  This
- * file holds the logs, synchronize and queueing; lib/oplog_cache.c the
- * per-CPU log caches (eviction, the shrinker, CPU hotplug), and
- * lib/oplog_debugfs.c the statistics, over lib/oplog_internal.h.
+ * file holds the logs, synchronize and queueing; lib/oplog_counter.c the
+ * counter kind's delta, lib/oplog_cache.c the per-CPU log caches
+ * (eviction, the shrinker, CPU hotplug), and lib/oplog_debugfs.c the
+ * statistics, over lib/oplog_internal.h.
  *
  * Data structures.  Each registered type owns a clustered object whose
  * per-CPU representative is a log cache: a direct-mapped table of
@@ -210,12 +211,11 @@ void oplog_retire(struct oplog_log *log)
 
 /*
  * Move the operations of @log stamped at or before @cutoff to the tail of
- * @batch (all of them for U64_MAX); add its delta to *@delta.  Logs are
- * sorted, so this is a prefix.  @detach: the log leaves its object (it is
- * retired, or left vacant for its CPU's next miss), so a counter's delta
- * is marked dead by the same atomic exchange that takes it.  Called with
- * @log->lock held.  Returns true if operations stamped after @cutoff stay
- * in the log.
+ * @batch (all of them for U64_MAX); add a counter's delta to *@delta (see
+ * oplog_counter_take()).  Logs are sorted, so this is a prefix.  @detach:
+ * the log leaves its object (it is retired, or left vacant for its CPU's
+ * next miss).  Called with @log->lock held.  Returns true if operations
+ * stamped after @cutoff stay in the log.
  */
 static bool oplog_take(struct oplog_type *type, struct oplog_log *log,
 		       u64 cutoff, bool detach, struct list_head *batch,
@@ -227,15 +227,8 @@ static bool oplog_take(struct oplog_type *type, struct oplog_log *log,
 
 	lockdep_assert_held(&log->lock);
 
-	if (!oplog_has_list(type)) {
-		/*
-		 * Pairs with the atomic add of __oplog_add_hit(): an add
-		 * that the owner's hit path made before this exchange is
-		 * taken here, and one after it is left for the next
-		 * synchronize, or finds the dead mark and misses.
-		 */
-		*delta += atomic_long_xchg(&log->delta,
-					   detach ? OPLOG_DELTA_DEAD : 0);
+	if (oplog_is_counter(type)) {
+		*delta += oplog_counter_take(log, detach);
 		return false;
 	}
 	if (cutoff == U64_MAX) {
@@ -307,9 +300,8 @@ static void oplog_apply(struct oplog_type *type, struct oplog_obj *obj,
 
 	lockdep_assert_held(oplog_lock_of(type, obj));
 
-	if (!oplog_has_list(type)) {
-		if (delta)
-			ops->fold(obj, delta);
+	if (oplog_is_counter(type)) {
+		oplog_counter_fold(type, obj, delta);
 		return;
 	}
 	if (list_empty(batch))
@@ -406,9 +398,9 @@ struct oplog_log *oplog_collect(struct oplog_type *type,
  * the timestamp up to which operations are applied (0: now).  Returns true
  * if operations stamped after the cutoff stay in some log.
  */
-static bool __oplog_sync(struct oplog_type *type, struct oplog_obj *obj,
-			 bool flush, struct list_head *batch, long delta,
-			 u64 cutoff)
+bool __oplog_sync(struct oplog_type *type, struct oplog_obj *obj,
+		  bool flush, struct list_head *batch, long delta,
+		  u64 cutoff)
 {
 	unsigned long cpus = READ_ONCE(obj->cpus);
 	unsigned int cpu, detached = 0;
@@ -444,28 +436,12 @@ static bool __oplog_sync(struct oplog_type *type, struct oplog_obj *obj,
 }
 
 /*
- * May @delta, taken out of @cpu's log of @obj, be folded without the other
- * CPUs' deltas?  Counter updates commute, so the sum comes out the same;
- * but a user whose shared count has a floor (the dentry's d_lockref.count
- * never drops below its pins) must not see a negative delta before another
- * CPU's positive one.  A delta of zero or more is always safe, and so is
- * any delta when no other CPU can hold a log of @obj.  Object lock held.
- */
-static bool oplog_fold_alone(struct oplog_obj *obj, unsigned int cpu,
-			     long delta)
-{
-	return delta >= 0 ||
-	       (oplog_exact_bits() && !(obj->cpus & ~oplog_cpu_bit(cpu)));
-}
-
-/*
  * Apply what was taken out of @cpu's log of @obj when that log was evicted
  * or detached (@cpu's bit already cleared where bits are exact): object
- * lock held.  A counter folds this CPU's delta alone where
- * oplog_fold_alone() allows (sv6's critique: flush only this CPU's log of
- * the victim); an ordered or absorbing log is merged with the other CPUs'
+ * lock held.  An ordered or absorbing log is merged with the other CPUs'
  * logs, since timestamp order needs them, which visits only the CPUs whose
- * bit is set: none when this was the object's only log.
+ * bit is set: none when this was the object's only log.  A counter's delta
+ * may be folded alone (oplog_counter_apply_evicted()).
  */
 void oplog_apply_evicted(struct oplog_type *type, struct oplog_obj *obj,
 			 unsigned int cpu, struct list_head *batch,
@@ -473,13 +449,10 @@ void oplog_apply_evicted(struct oplog_type *type, struct oplog_obj *obj,
 {
 	lockdep_assert_held(oplog_lock_of(type, obj));
 
-	if (!oplog_has_list(type) && oplog_fold_alone(obj, cpu, delta)) {
-		if (delta)
-			type->ops->fold(obj, delta);
-		oplog_stat(type, OPLOG_STAT_LOCAL_FOLDS, 1);
-		return;
-	}
-	__oplog_sync(type, obj, false, batch, delta, 0);
+	if (oplog_is_counter(type))
+		oplog_counter_apply_evicted(type, obj, cpu, delta);
+	else
+		__oplog_sync(type, obj, false, batch, delta, 0);
 }
 
 /**
@@ -671,10 +644,10 @@ bool oplog_obj_maybe_logged(struct oplog_type *type, struct oplog_obj *obj)
 		log = cache->slots[oplog_slot(type, obj)];
 		if (log && log->obj == obj) {
 			raw_spin_lock(&log->lock);
-			if (oplog_has_list(type))
-				logged = log->len;
+			if (oplog_is_counter(type))
+				logged = oplog_counter_logged(log);
 			else
-				logged = atomic_long_read(&log->delta);
+				logged = log->len;
 			raw_spin_unlock(&log->lock);
 		}
 		raw_spin_unlock(&cache->lock);
@@ -706,7 +679,7 @@ static __always_inline bool oplog_append(struct oplog_type *type,
 	lockdep_assert_held(&log->lock);
 
 	if (!list) {
-		atomic_long_add(delta, &log->delta);
+		oplog_counter_append(log, delta);
 		goto done;
 	}
 	if ((type->flags & OPLOG_LOCAL_ABSORB) && op->code == OPLOG_REMOVE) {
@@ -782,8 +755,8 @@ static __always_inline bool oplog_hit(struct oplog_type *type,
 /*
  * Apply @op (or @delta) at once, object lock held.  An operation is
  * stamped, everything stamped before it is applied, then it is executed,
- * so that timestamp order holds.  A counter delta is folded alone where
- * oplog_fold_alone() allows (updates commute), else after every CPU's.
+ * so that timestamp order holds.  A counter's delta: see
+ * oplog_counter_direct().
  */
 static void oplog_direct(struct oplog_type *type, struct oplog_obj *obj,
 			 struct oplog_op *op, long delta)
@@ -792,15 +765,12 @@ static void oplog_direct(struct oplog_type *type, struct oplog_obj *obj,
 
 	lockdep_assert_held(oplog_lock_of(type, obj));
 
-	if (oplog_has_list(type)) {
+	if (oplog_is_counter(type)) {
+		oplog_counter_direct(type, obj, delta);
+	} else {
 		op->ts = oplog_stamped(type) ? oplog_clock() : 0;
 		__oplog_sync(type, obj, false, &batch, 0, op->ts ?: U64_MAX);
 		type->ops->exec(obj, op);
-	} else {
-		if (!oplog_fold_alone(obj, raw_smp_processor_id(), delta))
-			__oplog_sync(type, obj, false, &batch, 0, 0);
-		if (delta)
-			type->ops->fold(obj, delta);
 	}
 	oplog_stat(type, OPLOG_STAT_DIRECT, 1);
 }
@@ -848,7 +818,8 @@ static void oplog_take_over(struct oplog_type *type, struct oplog_cache *cache,
  * oplog_collect()).  Only this CPU tags its logs and reads them without
  * its cache lock, and it is not in its hit path now, so the log is reused
  * at once, like a victim's (oplog_take_over()): no allocation and no QDo
- * grace period.  A counter's dead mark is cleared.  Called with
+ * grace period.  A counter's dead mark is cleared
+ * (oplog_counter_init()).  Called with
  * @cache->lock held.
  */
 static void oplog_reuse(struct oplog_type *type, struct oplog_cache *cache,
@@ -857,8 +828,8 @@ static void oplog_reuse(struct oplog_type *type, struct oplog_cache *cache,
 	lockdep_assert_held(&cache->lock);
 
 	raw_spin_lock(&log->lock);
-	if (!oplog_has_list(type))
-		atomic_long_set(&log->delta, 0);
+	if (oplog_is_counter(type))
+		oplog_counter_init(log);
 	WRITE_ONCE(log->referenced, false);
 	WRITE_ONCE(log->obj, obj);
 	raw_spin_unlock(&log->lock);
@@ -880,10 +851,10 @@ static void oplog_install_new(struct oplog_type *type, struct oplog_cache *cache
 	log->type = type;
 	log->cpu = cpu;
 	log->referenced = false;
-	if (oplog_has_list(type))
-		INIT_LIST_HEAD(&log->ops);
+	if (oplog_is_counter(type))
+		oplog_counter_init(log);
 	else
-		atomic_long_set(&log->delta, 0);
+		INIT_LIST_HEAD(&log->ops);
 	WRITE_ONCE(cache->nr_logs, cache->nr_logs + 1);
 	/* Publish the initialised log to the lockless hit path. */
 	smp_store_release(&cache->slots[i], log);
@@ -1036,8 +1007,8 @@ static bool oplog_needs_log(struct oplog_type *type, struct oplog_obj *obj)
  * The attachment is kept by a log this call installed, and undone
  * otherwise.
  */
-static int oplog_slow(struct oplog_type *type, struct oplog_obj *obj,
-		      struct oplog_op *op, long delta)
+int oplog_slow(struct oplog_type *type, struct oplog_obj *obj,
+	       struct oplog_op *op, long delta)
 {
 	const struct oplog_type_ops *ops = type->ops;
 	spinlock_t *lock = oplog_lock_of(type, obj);
@@ -1195,32 +1166,6 @@ bool oplog_absorb_hit(struct oplog_type *type, struct oplog_obj *obj,
 	return done;
 }
 EXPORT_SYMBOL_GPL(oplog_absorb_hit);
-
-/**
- * oplog_add() - add to a distributed counter (CounterQueue::push)
- * @type: the object's type, %OPLOG_COUNTER
- * @obj: the object
- * @delta: the signed amount
- *
- * Adds @delta to this CPU's delta for @obj; a synchronize folds the sum of
- * every CPU's delta into the shared counter with ->fold (thesis section
- * 6.2).  No timestamps and no log entries: the updates commute.  A miss
- * attaches a log as oplog_queue() does; without one, @delta is folded at
- * once under the object lock.
- *
- * Context: as oplog_queue().
- * Return: 0; -ENOENT if ->attach refused (nothing was added); -EINVAL (and
- * a warning) for a type that is not a counter or outside task context.
- */
-int oplog_add(struct oplog_type *type, struct oplog_obj *obj, long delta)
-{
-	if (WARN_ON_ONCE(oplog_has_list(type) || !in_task()))
-		return -EINVAL;
-	if (likely(__oplog_add_hit(type, obj, delta)))
-		return 0;
-	return oplog_slow(type, obj, NULL, delta);
-}
-EXPORT_SYMBOL_GPL(oplog_add);
 
 /* ---- registration ---- */
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * OpLog internals shared by lib/oplog.c (logs, synchronize, queueing,
- * registration), lib/oplog_cache.c (eviction, the shrinker, CPU hotplug,
- * the per-CPU log caches) and lib/oplog_debugfs.c (statistics).  Nothing
- * outside lib/oplog*.c may include it.
+ * registration), lib/oplog_counter.c (the counter kind),
+ * lib/oplog_cache.c (eviction, the shrinker, CPU hotplug, the per-CPU log
+ * caches) and lib/oplog_debugfs.c (statistics).  Nothing outside
+ * lib/oplog*.c may include it.
  *
  * Lock order (lib/oplog.c states the rules): object lock (->obj_lock),
  * then cache->lock, then log->lock; oplog_types_lock is a mutex taken
@@ -79,9 +80,15 @@ static inline struct oplog_cache *oplog_cache_of(struct oplog_type *type,
 	return READ_ONCE(*per_cpu_ptr(type->caches.slot, cpu));
 }
 
+static inline bool oplog_is_counter(const struct oplog_type *type)
+{
+	return type->kind == OPLOG_COUNTER;
+}
+
+/* Does the type log operations (ordered, absorbing), not a delta? */
 static inline bool oplog_has_list(const struct oplog_type *type)
 {
-	return type->kind != OPLOG_COUNTER;
+	return !oplog_is_counter(type);
 }
 
 /* The object lock, from the type's ->obj_lock. */
@@ -100,6 +107,11 @@ enum oplog_detach {
 
 /* lib/oplog.c */
 void oplog_stat(struct oplog_type *type, enum oplog_stat s, long n);
+bool __oplog_sync(struct oplog_type *type, struct oplog_obj *obj,
+		  bool flush, struct list_head *batch, long delta,
+		  u64 cutoff);
+int oplog_slow(struct oplog_type *type, struct oplog_obj *obj,
+	       struct oplog_op *op, long delta);
 void oplog_retire(struct oplog_log *log);
 struct oplog_log *oplog_collect(struct oplog_type *type,
 				struct oplog_obj *obj, unsigned int cpu,
@@ -109,6 +121,19 @@ struct oplog_log *oplog_collect(struct oplog_type *type,
 void oplog_apply_evicted(struct oplog_type *type, struct oplog_obj *obj,
 			 unsigned int cpu, struct list_head *batch,
 			 long delta);
+
+/* lib/oplog_counter.c: the %OPLOG_COUNTER kind */
+void oplog_counter_init(struct oplog_log *log);
+void oplog_counter_append(struct oplog_log *log, long delta);
+long oplog_counter_take(struct oplog_log *log, bool detach);
+bool oplog_counter_logged(struct oplog_log *log);
+void oplog_counter_fold(struct oplog_type *type, struct oplog_obj *obj,
+			long delta);
+void oplog_counter_apply_evicted(struct oplog_type *type,
+				 struct oplog_obj *obj, unsigned int cpu,
+				 long delta);
+void oplog_counter_direct(struct oplog_type *type, struct oplog_obj *obj,
+			  long delta);
 
 /* lib/oplog_cache.c */
 extern const struct clustered_ops oplog_cache_ops;

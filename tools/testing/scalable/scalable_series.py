@@ -57,16 +57,33 @@ def base_repo():
 
 
 def commit_series(repo, patches, owner):
+	"""One commit per patch: its upstream.diff, its series.diff and its new
+	files.  A new file that later patches change through their series.diff
+	is committed as the repository's final content with those diffs
+	reversed, newest first, so that each commit holds what its patch adds."""
 	git(repo, 'checkout', '-q', '-B', 'series', 'base')
-	for p in patches:
+	for i, p in enumerate(patches):
 		if p['diff']:
 			git(repo, 'apply', '--index', p['diff'])
+		if p['series_diff']:
+			git(repo, 'apply', '--index', p['series_diff'])
+		later = [q['series_diff'] for q in patches[i + 1:] if q['series_diff']]
 		for f, who in sorted(owner.items()):
 			if who != p['name']:
 				continue
 			dst = os.path.join(repo, f)
 			os.makedirs(os.path.dirname(dst), exist_ok=True)
 			shutil.copy2(os.path.join(common.TOP, f), dst)
+			for d in reversed(later):
+				if f in diff_paths(d):
+					r = subprocess.run(['git', '-C', repo, 'apply', '-R',
+							    '--include=' + f, d],
+							   capture_output=True, text=True)
+					if r.returncode != 0:
+						raise HarnessError('%s does not reverse-apply to %s\'s '
+								   'final content:\n%s' %
+								   (os.path.relpath(d, common.TOP), f,
+								    r.stderr))
 			git(repo, 'add', '-f', f)
 		git(repo, 'commit', '-q', '-s', '-F', os.path.join(p['dir'], 'message'))
 

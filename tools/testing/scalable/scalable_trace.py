@@ -53,7 +53,8 @@ REGIONS = (
 # holds the instruction is looked up, and code inlined from the series'
 # headers into other objects is charged to none (see Attribution).
 MECHANISMS = {
-	'oplog': ('lib/oplog.o', 'lib/oplog_cache.o', 'lib/oplog_debugfs.o', 'lib/oplog_internal.h',
+	'oplog': ('lib/oplog.o', 'lib/oplog_counter.o', 'lib/oplog_cache.o',
+		  'lib/oplog_debugfs.o', 'lib/oplog_internal.h',
 		  'arch/x86/include/asm/oplog.h',
 		  'fs/dcache_oplog.o', 'include/linux/oplog.h',
 		  'include/linux/oplog_types.h', 'fs/dcache_oplog.h', 'fs/inode_oplog.o',

@@ -206,7 +206,14 @@ def check_base_version(tree, what):
 # ---------------------------------------------------------------- series
 
 def series_patches():
-	"""The series, in order: list of dicts (dir, message, files, diff)."""
+	"""The series, in order: list of dicts (dir, message, files, diff, series_diff).
+
+	upstream.diff changes files of the base; series.diff changes new files
+	that an earlier patch of the series adds (a selftests Makefile that each
+	patch adds its programs to).  The repository holds every new file's
+	final content: the owner's commit gets it with the later patches'
+	series.diff reversed (commit_series()).
+	"""
 	out = []
 	for name in sorted(os.listdir(common.PATCHES)):
 		d = os.path.join(common.PATCHES, name)
@@ -223,8 +230,10 @@ def series_patches():
 					if line:
 						files.append(line)
 		diff = os.path.join(d, 'upstream.diff')
+		sdiff = os.path.join(d, 'series.diff')
 		out.append({'name': name, 'dir': d, 'message': msg, 'files': files,
-			    'diff': diff if os.path.exists(diff) else None})
+			    'diff': diff if os.path.exists(diff) else None,
+			    'series_diff': sdiff if os.path.exists(sdiff) else None})
 	return out
 
 
@@ -267,7 +276,30 @@ def series_files(patches):
 	orphans = [f for f in tracked if f not in owner]
 	if orphans:
 		raise HarnessError('files not in any patch of patches/*/files: ' + ' '.join(orphans))
+	order = [p['name'] for p in patches]
+	for p in patches:
+		for f in diff_paths(p['series_diff']):
+			if f not in owner or order.index(owner[f]) >= order.index(p['name']):
+				raise HarnessError('%s/series.diff changes %s, which no earlier patch '
+						   'adds (a file of the base goes in upstream.diff, '
+						   'a file of this patch in its files)' % (p['name'], f))
 	return owner
+
+
+def diff_paths(path):
+	"""The files a unified diff changes, in order (b/ side)."""
+	if not path:
+		return []
+	out = []
+	with open(path) as f:
+		for line in f:
+			if line.startswith('+++ '):
+				name = line[4:].split('\t', 1)[0].strip()
+				if name.startswith('b/'):
+					name = name[2:]
+				if name not in out:
+					out.append(name)
+	return out
 
 
 # Bump when the way the tree is assembled changes, to re-assemble old trees.

@@ -280,7 +280,8 @@ class TraceTest(unittest.TestCase):
 
 	def test_mechanism_sources(self):
 		self.assertEqual(st.mechanism_sources('oplog'),
-				 ('lib/oplog.c', 'lib/oplog_cache.c', 'lib/oplog_debugfs.c',
+				 ('lib/oplog.c', 'lib/oplog_counter.c', 'lib/oplog_cache.c',
+				  'lib/oplog_debugfs.c',
 				  'lib/oplog_internal.h', 'arch/x86/include/asm/oplog.h', 'fs/dcache_oplog.c',
 				  'include/linux/oplog.h',
 				  'include/linux/oplog_types.h', 'fs/dcache_oplog.h', 'fs/inode_oplog.c',
