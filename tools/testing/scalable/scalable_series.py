@@ -14,7 +14,7 @@ import scalable_common as common
 import scalable_figures
 from scalable_build import build_env, build_kernel, fragments, make_cmd
 from scalable_common import HarnessError, log, machine_lock, run
-from scalable_tree import (ensure_packages, prepare_src, series_files, series_patches,
+from scalable_tree import (diff_paths, ensure_packages, prepare_src, series_files, series_patches,
 			   tree_version, unpack_base)
 
 SERIES_OUT = os.path.join(common.OUT, 'series')

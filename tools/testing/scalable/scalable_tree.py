@@ -278,7 +278,7 @@ def series_files(patches):
 		raise HarnessError('files not in any patch of patches/*/files: ' + ' '.join(orphans))
 	order = [p['name'] for p in patches]
 	for p in patches:
-		for f in diff_paths(p['series_diff']):
+		for f in diff_paths(p.get('series_diff')):
 			if f not in owner or order.index(owner[f]) >= order.index(p['name']):
 				raise HarnessError('%s/series.diff changes %s, which no earlier patch '
 						   'adds (a file of the base goes in upstream.diff, '

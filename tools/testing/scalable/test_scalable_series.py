@@ -55,6 +55,45 @@ class SeriesTest(unittest.TestCase):
 			r = SE.git(d, 'rev-parse', '--verify', '-q', 'no-such-ref', check=False)
 			self.assertNotEqual(r.returncode, 0)
 
+	def test_commit_series_reverses_later_series_diffs(self):
+		"""A new file that a later patch changes is committed as its owner
+		added it, and each later patch's commit changes it."""
+		with tempfile.TemporaryDirectory() as top, tempfile.TemporaryDirectory() as repo:
+			def write(rel, text):
+				path = os.path.join(top, rel)
+				os.makedirs(os.path.dirname(path), exist_ok=True)
+				with open(path, 'w') as f:
+					f.write(text)
+				return path
+			write('tools/Makefile', 'A\nB\nC\n')
+			write('tools/b.c', 'b\n')
+			patches = [{'name': '0001-a', 'diff': None, 'series_diff': None,
+				    'dir': os.path.dirname(write('patches/0001-a/message', 'a: add\n'))},
+				   {'name': '0002-b', 'diff': None,
+				    'series_diff': write('patches/0002-b/series.diff',
+							 '--- a/tools/Makefile\n+++ b/tools/Makefile\n'
+							 '@@ -1 +1,2 @@\n A\n+B\n'),
+				    'dir': os.path.join(top, 'patches', '0002-b')},
+				   {'name': '0003-c', 'diff': None,
+				    'series_diff': write('patches/0003-c/series.diff',
+							 '--- a/tools/Makefile\n+++ b/tools/Makefile\n'
+							 '@@ -1,2 +1,3 @@\n A\n B\n+C\n'),
+				    'dir': os.path.dirname(write('patches/0003-c/message', 'c: add\n'))}]
+			write('patches/0002-b/message', 'b: add\n')
+			owner = {'tools/Makefile': '0001-a', 'tools/b.c': '0002-b'}
+			subprocess.run(['git', 'init', '-q', repo], check=True)
+			for k, v in (('user.name', 'T'), ('user.email', 't@example.org')):
+				SE.git(repo, 'config', k, v)
+			SE.git(repo, 'commit', '-q', '--allow-empty', '-m', 'base')
+			SE.git(repo, 'tag', 'base')
+			with mock.patch.object(common, 'TOP', top):
+				SE.commit_series(repo, patches, owner)
+			shown = [SE.git(repo, 'show', 'series~%d:tools/Makefile' % n, capture=True)
+				 for n in (2, 1, 0)]
+			self.assertEqual(shown, ['A', 'A\nB', 'A\nB\nC'])
+			self.assertEqual(SE.git(repo, 'show', '--format=', '--name-only', 'series~1',
+						capture=True).split(), ['tools/Makefile', 'tools/b.c'])
+
 	def test_series_out(self):
 		self.assertEqual(SE.SERIES_OUT, os.path.join(common.OUT, 'series'))
 

@@ -102,6 +102,22 @@ class SeriesDefinitionTest(unittest.TestCase):
 			self.owner(self.TRACKED, self.PATCHES + [{'name': '0003-c', 'files': ['lib/c.c']}])
 		self.assertIn('0003-c/files lists lib/c.c', str(cm.exception))
 
+	def test_series_diff_changes_only_earlier_new_files(self):
+		with tempfile.TemporaryDirectory() as d:
+			diff = os.path.join(d, 'series.diff')
+			write(diff, '--- a/lib/a.c\n+++ b/lib/a.c\n@@ -1 +1,2 @@\n a\n+b\n')
+			self.assertEqual(T.diff_paths(diff), ['lib/a.c'])
+			ok = [dict(self.PATCHES[0]), dict(self.PATCHES[1], series_diff=diff)]
+			self.assertEqual(self.owner(self.TRACKED, ok)['lib/a.c'], '0001-a')
+			for bad in ([dict(self.PATCHES[0], series_diff=diff), self.PATCHES[1]],
+				    [dict(self.PATCHES[0], files=['include/a/']),
+				     dict(self.PATCHES[1], files=['lib/b.c', 'lib/a.c'],
+					  series_diff=diff)]):
+				with self.assertRaises(common.HarnessError) as cm:
+					self.owner(self.TRACKED, bad)
+				self.assertIn('series.diff changes lib/a.c, which no earlier patch adds',
+					      str(cm.exception))
+
 	def test_this_checkout(self):
 		"""Every file of this checkout is in one patch or outside the series."""
 		owner = T.series_files(T.series_patches())

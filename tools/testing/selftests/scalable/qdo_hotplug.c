@@ -5,8 +5,9 @@
  *  1. idle: with no QDo request pending, the QDo daemons are never woken
  *     (the "wakeups" and "timer" counts of /sys/kernel/debug/qdo/stats
  *     stay put for two seconds);
- *  2. stress: /sys/kernel/debug/qdo_test/stress (lib/test_qdo.c) runs QDo
- *     requests with random masks and clustered counters on every CPU;
+ *  2. stress: /sys/kernel/debug/qdo_test/stress (kernel/qdo/test_qdo.c)
+ *     runs QDo requests with random masks and clustered counters on every
+ *     CPU;
  *  3. the same stress while a child process takes CPUs 1..N-1 offline and
  *     online again through sysfs; it fails unless at least one CPU really
  *     went offline and came back (a CPU that refuses to go offline is

@@ -2,8 +2,8 @@
 /*
  * QDo callback latency and CPU cost against call_rcu() and
  * synchronize_rcu_expedited(), measured in the kernel by
- * /sys/kernel/debug/qdo_test/latency (lib/test_qdo.c), on an idle system
- * and with every CPU busy in user mode.  CPU cost: kthread_us_per_cb (the
+ * /sys/kernel/debug/qdo_test/latency (kernel/qdo/test_qdo.c), on an idle
+ * system and with every CPU busy in user mode.  CPU cost: kthread_us_per_cb (the
  * mechanism's kthreads) always, cpu_us_per_cb (all non-idle CPU time over
  * a quiet baseline) on the idle runs only.  The kernel prints RESULT
  * lines; this program re-prints them with the load ("idle_" or "loaded_")

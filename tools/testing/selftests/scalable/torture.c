@@ -27,7 +27,7 @@
  *   list     the OpLog list stress of lib/test_oplog.c (debugfs oplog_test)
  *            in its three OpLog modes, one pinned reader of list_run per
  *            CPU, and list_check's exactly-once verdict after each run;
- *   qdo      the QDo and clustered-counter stress of lib/test_qdo.c
+ *   qdo      the QDo and clustered-counter stress of kernel/qdo/test_qdo.c
  *            (debugfs qdo_test/stress), again and again.
  *
  * The tests run the workers through phases, each phase with its own tmpfs:
