@@ -314,7 +314,7 @@ enum dcache_oplog_ref __dcache_oplog_get_miss(struct dentry *dentry,
 {
 	if (!dcache_oplog_hot(dentry) || !dcache_oplog_eligible(dentry) ||
 	    oplog_add(&dcache_oplog_type, &dentry->d_oplog, 1))
-		return DCACHE_OPLOG_STOCK;
+		return DCACHE_OPLOG_LOCKREF;
 	if (!read_seqcount_retry(&dentry->d_seq, seq))
 		return DCACHE_OPLOG_GOT;
 	return __dcache_oplog_undo(dentry);
