@@ -354,8 +354,8 @@ void __i_readcount_dec_miss(struct inode *inode)
  * open it drops is still in a CPU's log, or is being folded by another
  * CPU under i_lock (an eviction clears the CPU's bit before it folds).
  * Only the exact sum can underflow: it is taken under i_lock, with every
- * log folded and detached, and checked as i_readcount_dec() of 6.12
- * checked i_readcount (there with BUG_ON()).
+ * log folded and detached, and checked as i_readcount_dec() checks
+ * i_readcount without CONFIG_INODE_OPLOG (there with BUG_ON()).
  *
  * Context: process context; takes @inode->i_lock; does not sleep.
  */
@@ -551,7 +551,7 @@ int i_writecount_read(const struct inode *inode)
 	 * No bias: no CPU logged the count when i_writecount had this value
 	 * (the bias goes on before the first log and off after the last
 	 * fold), so it is the count; an inode never opened for write hot
-	 * costs one load, as in 6.12.
+	 * costs one load, as without CONFIG_INODE_OPLOG.
 	 */
 	n = atomic_read(&inode->i_writecount);
 	if (n < I_WRITECOUNT_BIAS / 2)
