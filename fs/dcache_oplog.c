@@ -1,114 +1,45 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * OpLog reference counts for hot dentries.
+ * fs/dcache_oplog.c - per-CPU OpLog reference counts for hot dentries
  *
- * Boyd-Wickizer, "Optimizing Communication Bottlenecks in Multiprocessor
- * Operating System Kernels", PhD thesis, MIT, 2014, sections 3.4, 4.2 and
- * 6.2: stat() of one name from every CPU bounces the cache line of
- * d_lockref twice per call (the reference taken on the final component by
- * path lookup and its dput()).  With this file, that reference is counted
- * in a per-CPU OpLog counter (%OPLOG_COUNTER, <linux/oplog.h>) instead:
- * a hit touches only this CPU's log cache.
- *
- * The count.  Let A be the number of CPUs holding a log of dentry D and
- * delta(c) the signed count logged on CPU c.  Then
+ * The reference that path lookup takes on the final component
+ * (legitimize_path()), dget_parent()'s and, on a CPU that already logs the
+ * dentry, path_get()'s are counted in this CPU's %OPLOG_COUNTER log of the
+ * dentry instead of d_lockref, and so is every dput() of a dentry that
+ * some CPU logs.  The object lock is d_lock.  With A the number of CPUs
+ * holding a log of a dentry and delta(c) the count logged on CPU c:
  *
  *	true count = d_lockref.count - A + sum over c of delta(c)
  *
- * because every attached log holds one pin on d_lockref.count (->attach
- * adds one, ->detach drops it, both under d_lock).  The pins are what keep
- * D alive while a per-CPU log points at it: D can only be killed with
- * d_lockref.count == 0, and no kill decision is taken before
- * dcache_oplog_sync() flushed D (folded every delta and dropped every pin),
- * after which d_lockref.count is exact.  Every reader that needs the exact
- * count calls dcache_oplog_sync() under d_lock first: dput()'s kill
- * decision (fast_dput(), lock_for_kill()), d_delete(), d_prune_aliases(),
- * the LRU shrinker (under its trylock), shrink_dcache_parent() (hence
- * d_invalidate(), rmdir and umount), umount_check(), dget_parent()'s slow
- * path, and ___d_drop(), which covers d_drop(), d_invalidate(), unlink
- * and rename (__d_move()).  The parent put in __dentry_kill() needs no
- * exact count: it drops the reference d_alloc() took on d_lockref, and a
- * parent that some CPU logs keeps that CPU's pin, so the put never finds
- * zero and never kills it; a parent whose true count fell to zero stays
- * hashed and goes to the LRU when its last log is detached.  Without a
- * flush there, creating and unlinking names in one directory from many
- * CPUs keeps each CPU's log of the directory.
+ * Each attached log holds one pin on d_lockref.count (->attach takes it,
+ * ->detach drops it, under d_lock), so a logged dentry is never killed.
+ * Rules the code must keep:
+ *  - whoever needs the exact count calls dcache_oplog_sync() under d_lock
+ *    first: fast_dput() and lock_for_kill(), d_delete(), d_prune_aliases(),
+ *    the LRU shrinker, shrink_dcache_parent(), umount_check(),
+ *    dget_parent()'s slow path and ___d_drop();
+ *  - a put on d_lockref of a dentry that some CPU may log folds the logs
+ *    first (fast_dput()): the shared part never drops below the pins;
+ *  - only a hashed, positive, non-root dentry of a superblock with
+ *    %SB_I_DCACHE_OPLOG and without the d_flags of %DCACHE_OPLOG_NEVER
+ *    gets a log (dcache_oplog_attach()), and a filesystem that reads
+ *    d_count() or d_lockref.count must not set %SB_I_DCACHE_OPLOG;
+ *  - the reference is counted before d_seq is re-checked, and ___d_drop()
+ *    flushes before it invalidates d_seq, so a reference taken on a dying
+ *    dentry is either folded by that flush or undone after the re-check;
+ *  - nothing is killed or freed inside OpLog: a dentry whose last
+ *    reference was a pin dropped by ->detach is hashed, and
+ *    d_oplog_unpinned() keeps it on the LRU;
+ *  - dcache_oplog_logged_key is on whenever a log may exist, so that
+ *    fast_dput() may skip d_oplog while it is off (dcache_oplog_switch()).
  *
- * The shared part of the count (d_lockref.count minus the pins) never
- * drops below zero: a put on d_lockref of a dentry that some CPU may log
- * folds the logs first (fast_dput()), so d_lockref.count is never lower
- * than the number of pins outside d_lock.
+ * Lock ordering:
+ *   dentry->d_lock		(the OpLog object lock)
+ *     OpLog's per-CPU cache and log locks (raw)
+ * Another dentry's d_lock is only trylocked under a cache lock (an
+ * eviction).  The counter's hit path takes no lock.
  *
- * Which filesystems: only those whose superblock opts in with
- * %SB_I_DCACHE_OPLOG (tmpfs and ramfs, hence rootfs), because a filesystem
- * that reads d_count() or d_lockref.count would read a count that misses
- * the per-CPU parts.  An opt-in cannot miss a filesystem: one that is not
- * reviewed is never eligible.  autofs, for one, reads d_count() in
- * autofs_tree_busy() on directories that carry no managed flag, which a
- * rule based on d_flags let through.  "make check" runs a coccinelle
- * script (tools/testing/scalable/cocci/dcount_readers.cocci) that finds
- * every reader of d_count() and d_lockref.count in the tree and fails on
- * one that is not in its reviewed list, so that a new reader in an
- * opted-in filesystem or in the VFS cannot slip in.
- *
- * Hashed positive dentries only.  ->attach refuses a dead, unhashed, negative
- * or root dentry, one marked not to be cached, and one that revalidates,
- * automounts or is still being looked up (the d_flags in %DCACHE_OPLOG_NEVER),
- * whatever its filesystem.  As ___d_drop() flushes, an unhashed dentry never
- * has a log, so a dentry whose last reference goes away in ->detach (when
- * another dentry evicts it from a log cache, or OpLog's shrinker or CPU
- * hotplug detaches it, with locks held that forbid killing it) is hashed:
- * ->detach does what dput() does for a dentry worth retaining,
- * d_oplog_unpinned() puts it on the LRU.  Nothing is killed or freed from
- * inside OpLog.  The one difference from the lockref path of dput(): a dentry
- * whose ->d_delete() would have asked to free it at once (or one marked
- * %DCACHE_DONTCACHE after it got a log) waits on the LRU for the shrinker or
- * umount instead.  On tmpfs, whose ->d_delete() always asks, this does not
- * happen: a positive tmpfs dentry holds its own reference until unlink, and
- * unlink (d_delete()) flushes before the count can drop.
- *
- * The thesis's order: increment this CPU's count, then re-check d_seq; on
- * a change, decrement and let the caller retry (path walk falls back from
- * RCU to ref-walk, the lockref path's retry).  ___d_drop() flushes under d_lock
- * before it invalidates d_seq, and ->attach refuses unhashed dentries, so
- * a reference taken on a dying dentry is either folded by that flush or
- * seen as stale by the d_seq re-check.
- *
- * Which references are logged: the one legitimize_path() takes (the final
- * component of a path walk, symlinks being followed, scoped roots) and
- * dget_parent()'s (dcache_oplog_get_parent(): the parent that
- * fsnotify_parent() takes on every event in a watched directory), and,
- * on a CPU that already logs the dentry, the ones path_get() takes (the
- * f_path reference of an open file, the cwd and root references of
- * fs_struct), through the hit path alone (dcache_oplog_get_hit(): its
- * callers may hold any lock); every dput() of a dentry that some CPU logs
- * goes to this CPU's counter.  So open() and close() of a cached file,
- * whose walk legitimizes the file's dentry first, touch no shared line of
- * the dentry.
- *
- * Which dentries are hot: a CPU attaches a log only on its second miss on
- * a dentry within a short window (dcache_oplog_hot()), so that a walk of
- * more names than the log cache holds keeps the lockref path's cost instead of
- * attaching and evicting a log per name.  A miss on a hot dentry costs one
- * d_lock round trip, what a contended lockref costs anyway, and a log
- * cache slot pins at most one dentry per CPU and slot.
- *
- * Memory: none per dentry.  struct oplog_obj (one word) takes the last
- * word of the inline name (DNAME_INLINE_LEN 40 -> 32 on x86-64), so that
- * struct dentry stays at 192 bytes, three cache lines, and d_oplog shares
- * the read-mostly line of d_op and d_sb, not that of d_lockref.  The cost:
- * names of 32 to 39 bytes are allocated outside the dentry (an external
- * name, kmalloc'ed, with a reference count).  Plus the counter log cache
- * of OpLog: %OPLOG_DEFAULT_SLOTS slots per CPU.
- *
- * Switch: "dcache_oplog=on|off" on the command line (default on), and
- * /sys/kernel/debug/dcache_oplog/enabled at run time (dcache_oplog_switch()).
- * Two static keys: dcache_oplog_key says whether new references go to the
- * per-CPU counters, dcache_oplog_logged_key whether any log may exist.
- * Turning the switch off clears the first, so that ->attach refuses every
- * dentry, detaches every log of the type (oplog_type_drain()), then clears
- * the second: from then on fast_dput() does not read d_oplog at all, and
- * dput() takes the lockref path of 6.12.
+ * Design: Documentation/core-api/oplog.rst, "Dentry reference counts".
  */
 
 #include <kunit/visibility.h>
@@ -192,10 +123,10 @@ static bool dcache_oplog_attach(struct oplog_obj *obj)
 
 /*
  * A CPU's log is gone, its references folded: drop its pin.  This may be
- * the last reference, with locks held (another dentry's d_lock and a
- * per-CPU cache lock) under which the dentry cannot be killed; it is
- * hashed and eligible (see the comment at the top), so it is kept on the
- * LRU as dput() would keep it.
+ * the last reference, dropped inside OpLog (with d_lock, and in an
+ * eviction another dentry's d_lock, held), where the dentry cannot be
+ * killed; it is hashed and eligible (see the comment at the top), so it
+ * is kept on the LRU as dput() would keep it.
  */
 static void dcache_oplog_detach(struct oplog_obj *obj)
 {
@@ -230,14 +161,10 @@ struct oplog_type dcache_oplog_type = {
  * takes a lockref reference.  So a CPU logs a dentry from its second miss
  * on it within the last few hundred misses of other dentries that hash to
  * the same entry, and a walk of more distinct names than the log cache
- * holds (find, a build, stat_bench's "many" mode) never attaches, evicts
- * or takes d_lock for them: it costs the lockref path plus this lookup.
- * Contention as the criterion (a failed cmpxchg on d_lockref) would need a
- * change to lib/lockref.c and still log a dentry that two CPUs happen to
- * share once; the second reference from one CPU is what a log pays off on.
- * The entries are hints: a stale one (a freed dentry whose address is
- * reused, or a race with migration) costs one premature log or one lockref
- * reference, never a wrong count.
+ * holds never attaches, evicts or takes d_lock for them: it costs the
+ * lockref path plus this lookup.  The entries are hints: a stale one (a
+ * freed dentry whose address is reused, or a race with migration) costs
+ * one premature log or one lockref reference, never a wrong count.
  */
 static DEFINE_PER_CPU(unsigned long [1 << DCACHE_OPLOG_RECENT_BITS],
 		      dcache_oplog_recent);
@@ -314,7 +241,7 @@ enum dcache_oplog_ref __dcache_oplog_get_miss(struct dentry *dentry,
 {
 	if (!dcache_oplog_hot(dentry) || !dcache_oplog_eligible(dentry) ||
 	    oplog_add(&dcache_oplog_type, &dentry->d_oplog, 1))
-		return DCACHE_OPLOG_STOCK;
+		return DCACHE_OPLOG_LOCKREF;
 	if (!read_seqcount_retry(&dentry->d_seq, seq))
 		return DCACHE_OPLOG_GOT;
 	return __dcache_oplog_undo(dentry);
@@ -456,7 +383,7 @@ static int __init dcache_oplog_init(void)
 	BUILD_BUG_ON(offsetof(struct dentry, d_op) !=
 		     offsetof(struct dentry, d_oplog) + sizeof(struct oplog_obj));
 	if (IS_ENABLED(CONFIG_64BIT) && sizeof(spinlock_t) == 4) {
-		/* The 6.12 x86-64 layout: 128 + 64 bytes, d_oplog on line 1. */
+		/* 128 + 64 bytes, d_oplog on line 1, d_lockref on line 2. */
 		BUILD_BUG_ON(offsetof(struct dentry, d_oplog) / 64 != 1);
 		BUILD_BUG_ON(offsetof(struct dentry, d_lockref) != 128);
 		BUILD_BUG_ON(sizeof(struct dentry) != 192);

@@ -12,7 +12,7 @@
 
 /**
  * enum dcache_oplog_ref - outcome of dcache_oplog_get()
- * @DCACHE_OPLOG_STOCK: not taken; take the reference on d_lockref instead
+ * @DCACHE_OPLOG_LOCKREF: not taken; take the reference on d_lockref instead
  * @DCACHE_OPLOG_GOT: reference taken on this CPU's counter, @seq still valid
  * @DCACHE_OPLOG_UNDONE: @seq changed after the increment, which was undone;
  *	no reference is held (the thesis's "decrement and retry")
@@ -20,7 +20,7 @@
  *	reference is held and must be dropped with dput()
  */
 enum dcache_oplog_ref {
-	DCACHE_OPLOG_STOCK,
+	DCACHE_OPLOG_LOCKREF,
 	DCACHE_OPLOG_GOT,
 	DCACHE_OPLOG_UNDONE,
 	DCACHE_OPLOG_STALE,
@@ -62,12 +62,12 @@ void d_oplog_unpinned(struct dentry *dentry);
  * The thesis's OpLog dentry reference (section 4.2): increment the local
  * count, then check that @dentry's sequence count did not change; if it
  * did, decrement again and report it, so that the caller retries.  The
- * hit (this CPU logs @dentry) is inline and costs about what the stock
- * lockref_get_not_dead() does; a miss goes to __dcache_oplog_get_miss().
+ * hit (this CPU logs @dentry) is inline and takes no lock; a miss goes to
+ * __dcache_oplog_get_miss().
  *
  * Context: under rcu_read_lock() (RCU-walk); may take d_lock on a log
  * cache miss of a hot dentry; does not sleep.
- * Return: %DCACHE_OPLOG_STOCK if the switch is off, or @dentry is not
+ * Return: %DCACHE_OPLOG_LOCKREF if the switch is off, or @dentry is not
  * eligible, not hot, or OpLog refused it (take the reference on
  * d_lockref), %DCACHE_OPLOG_GOT on success, %DCACHE_OPLOG_UNDONE if @seq
  * is stale and no reference is held, %DCACHE_OPLOG_STALE if @seq is stale
@@ -77,7 +77,7 @@ static inline enum dcache_oplog_ref dcache_oplog_get(struct dentry *dentry,
 						     unsigned int seq)
 {
 	if (!static_branch_unlikely(&dcache_oplog_key))
-		return DCACHE_OPLOG_STOCK;
+		return DCACHE_OPLOG_LOCKREF;
 	if (unlikely(!oplog_add_hit(&dcache_oplog_type, &dentry->d_oplog, 1)))
 		return __dcache_oplog_get_miss(dentry, seq);
 	if (likely(!read_seqcount_retry(&dentry->d_seq, seq)))
@@ -92,8 +92,8 @@ static inline enum dcache_oplog_ref dcache_oplog_get(struct dentry *dentry,
  *
  * dget() for a dentry this CPU already logs: path_get() (the f_path
  * reference of open(), the cwd and root references) and dget_parent().
- * Only this CPU's log is touched; a dentry it does not log is left to the
- * stock dget(), so that no caller takes d_lock here.  A log found by
+ * Only this CPU's log is touched; a dentry it does not log is left to
+ * dget() on d_lockref, so that no caller takes d_lock here.  A log found by
  * oplog_add_hit() holds a pin (see the top of fs/dcache_oplog.c), so the
  * dentry is alive and hashed and the reference is valid even if the
  * caller had none.
@@ -145,7 +145,7 @@ static inline bool dcache_oplog_get_parent(struct dentry *dentry)
  *
  * Context: process context; may take d_lock on a log cache miss.
  * Return: true if the reference was dropped, false if the caller must drop
- * it through the stock dput() path (the switch is off, no CPU logs
+ * it through the lockref path of dput() (the switch is off, no CPU logs
  * @dentry, or OpLog refused it).
  */
 static inline bool dcache_oplog_put(struct dentry *dentry)
@@ -185,7 +185,7 @@ static inline void dcache_oplog_sync(struct dentry *dentry)
 static inline enum dcache_oplog_ref dcache_oplog_get(struct dentry *dentry,
 						     unsigned int seq)
 {
-	return DCACHE_OPLOG_STOCK;
+	return DCACHE_OPLOG_LOCKREF;
 }
 
 static inline bool dcache_oplog_get_hit(struct dentry *dentry)

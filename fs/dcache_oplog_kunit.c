@@ -115,7 +115,8 @@ static enum dcache_oplog_ref get_once(struct dentry *dentry, int seq_skew)
 /*
  * A path-walk reference as a CPU takes it the second time in a row: the
  * first miss of a CPU on a dentry only marks it hot (and takes nothing:
- * the caller would take the stock reference), the second attaches a log.
+ * the caller would take the reference on d_lockref), the second attaches
+ * a log.
  * Both on one CPU.
  */
 static enum dcache_oplog_ref get_ref(struct dentry *dentry, int seq_skew)
@@ -124,7 +125,7 @@ static enum dcache_oplog_ref get_ref(struct dentry *dentry, int seq_skew)
 
 	migrate_disable();
 	ret = get_once(dentry, seq_skew);
-	if (ret == DCACHE_OPLOG_STOCK)
+	if (ret == DCACHE_OPLOG_LOCKREF)
 		ret = get_once(dentry, seq_skew);
 	migrate_enable();
 	return ret;
@@ -203,7 +204,7 @@ static void dcache_oplog_test_seq_undo(struct kunit *test)
 	dput(dentry);
 }
 
-/* Unhashed and negative dentries take the stock path. */
+/* Unhashed and negative dentries take the lockref path. */
 static void dcache_oplog_test_refuse(struct kunit *test)
 {
 	struct dcache_oplog_test *t = test->priv;
@@ -218,7 +219,7 @@ static void dcache_oplog_test_refuse(struct kunit *test)
 	d_drop(dentry);
 	KUNIT_EXPECT_FALSE(test, dcache_oplog_maybe_logged(dentry));
 	KUNIT_EXPECT_EQ(test, READ_ONCE(dentry->d_lockref.count), base);
-	KUNIT_EXPECT_EQ(test, get_ref(dentry, 0), DCACHE_OPLOG_STOCK);
+	KUNIT_EXPECT_EQ(test, get_ref(dentry, 0), DCACHE_OPLOG_LOCKREF);
 	KUNIT_EXPECT_FALSE(test, dcache_oplog_maybe_logged(dentry));
 	dput(dentry);
 	dput(dentry);
@@ -227,7 +228,7 @@ static void dcache_oplog_test_refuse(struct kunit *test)
 	neg = d_alloc_name(t->mnt->mnt_root, "negative");
 	KUNIT_ASSERT_NOT_NULL(test, neg);
 	d_add(neg, NULL);
-	KUNIT_EXPECT_EQ(test, get_ref(neg, 0), DCACHE_OPLOG_STOCK);
+	KUNIT_EXPECT_EQ(test, get_ref(neg, 0), DCACHE_OPLOG_LOCKREF);
 	KUNIT_EXPECT_FALSE(test, dcache_oplog_maybe_logged(neg));
 	dput(neg);
 }
@@ -290,9 +291,9 @@ static void dcache_oplog_test_switch(struct kunit *test)
 	/* the per-CPU reference is folded into d_lockref, the pin dropped */
 	KUNIT_EXPECT_EQ(test, READ_ONCE(dentry->d_lockref.count), base + 1);
 	/* ->attach refuses while off */
-	KUNIT_EXPECT_EQ(test, get_ref(dentry, 0), DCACHE_OPLOG_STOCK);
+	KUNIT_EXPECT_EQ(test, get_ref(dentry, 0), DCACHE_OPLOG_LOCKREF);
 	KUNIT_EXPECT_FALSE(test, oplog_obj_has_logs(&dentry->d_oplog));
-	dput(dentry);	/* the stock path, without a look at d_oplog */
+	dput(dentry);	/* the lockref path, without a look at d_oplog */
 	KUNIT_EXPECT_EQ(test, READ_ONCE(dentry->d_lockref.count), base);
 	KUNIT_ASSERT_EQ(test, dcache_oplog_switch(true), 0);
 	KUNIT_EXPECT_TRUE(test, static_key_enabled(&dcache_oplog_logged_key));
@@ -321,14 +322,14 @@ static void dcache_oplog_test_hot(struct kunit *test)
 	migrate_disable();
 	dcache_oplog_hot_reset();
 	for (i = 0; i < n; i++)
-		KUNIT_EXPECT_EQ(test, get_once(many[i], 0), DCACHE_OPLOG_STOCK);
+		KUNIT_EXPECT_EQ(test, get_once(many[i], 0), DCACHE_OPLOG_LOCKREF);
 	for (i = 0; i < n; i++)
 		logged += oplog_obj_has_logs(&many[i]->d_oplog);
 	KUNIT_EXPECT_EQ(test, logged, 0);
 
 	/* the same CPU again, at once: hot */
 	dcache_oplog_hot_reset();
-	KUNIT_EXPECT_EQ(test, get_once(many[0], 0), DCACHE_OPLOG_STOCK);
+	KUNIT_EXPECT_EQ(test, get_once(many[0], 0), DCACHE_OPLOG_LOCKREF);
 	KUNIT_EXPECT_FALSE(test, oplog_obj_has_logs(&many[0]->d_oplog));
 	KUNIT_EXPECT_EQ(test, get_once(many[0], 0), DCACHE_OPLOG_GOT);
 	KUNIT_EXPECT_TRUE(test, oplog_obj_has_logs(&many[0]->d_oplog));
@@ -345,7 +346,7 @@ static void dcache_oplog_test_hot(struct kunit *test)
 /*
  * path_get() on a dentry this CPU logs goes to the counter: d_lockref is
  * not written, the exact count still sees the reference.  Without a log
- * it is the stock dget().
+ * it is dget() on d_lockref.
  */
 static void dcache_oplog_test_path_get(struct kunit *test)
 {
@@ -488,7 +489,8 @@ static void dcache_oplog_test_parent_kill(struct kunit *test)
 
 /*
  * The root of a filesystem and a dentry marked not to be cached are never
- * logged (dcache_oplog_eligible()): the walk takes the stock reference.
+ * logged (dcache_oplog_eligible()): the walk takes the reference on
+ * d_lockref.
  */
 static void dcache_oplog_test_ineligible(struct kunit *test)
 {
@@ -504,7 +506,7 @@ static void dcache_oplog_test_ineligible(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, dcache_oplog_eligible(dentry));
 	base = exact_count(root);
 	ret = get_ref(root, 0);
-	KUNIT_EXPECT_EQ(test, ret, DCACHE_OPLOG_STOCK);
+	KUNIT_EXPECT_EQ(test, ret, DCACHE_OPLOG_LOCKREF);
 	KUNIT_EXPECT_FALSE(test, oplog_obj_has_logs(&root->d_oplog));
 	if (ret == DCACHE_OPLOG_GOT)
 		dput(root);
@@ -516,7 +518,7 @@ static void dcache_oplog_test_ineligible(struct kunit *test)
 	spin_unlock(&dentry->d_lock);
 	KUNIT_EXPECT_FALSE(test, dcache_oplog_eligible(dentry));
 	ret = get_ref(dentry, 0);
-	KUNIT_EXPECT_EQ(test, ret, DCACHE_OPLOG_STOCK);
+	KUNIT_EXPECT_EQ(test, ret, DCACHE_OPLOG_LOCKREF);
 	KUNIT_EXPECT_FALSE(test, oplog_obj_has_logs(&dentry->d_oplog));
 	if (ret == DCACHE_OPLOG_GOT)
 		dput(dentry);

@@ -1,115 +1,46 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * OpLog counts of the struct files open on hot inodes.
+ * fs/inode_oplog.c - per-CPU OpLog counts of the files open on hot inodes
  *
- * Boyd-Wickizer, "Optimizing Communication Bottlenecks in Multiprocessor
- * Operating System Kernels", PhD thesis, MIT, 2014, sections 4.2 and 6.2:
- * open() and close() of one file from every CPU write inode->i_readcount
- * (O_RDONLY) or inode->i_writecount (for write) twice per call
- * (do_dentry_open() and __fput()), so its cache line moves on every open
- * and every close, whatever the dentry reference does.  With this file,
- * those counts go to per-CPU OpLog counters (%OPLOG_COUNTER,
- * <linux/oplog.h>) instead: a hit touches only this CPU's log cache.  The
- * read-only count is described first; the write count, whose sign also
- * says whether write access is denied, after it.
+ * Every open() and close() writes i_readcount (files open read-only) or
+ * i_writecount (write accesses).  On a CPU where the inode is hot
+ * (inode_oplog_hot()), both are counted in this CPU's %OPLOG_COUNTER log
+ * of the inode instead; the object lock is i_lock.  With delta(c) the
+ * count logged on CPU c:
  *
- * The count.  With delta(c) the signed count logged on CPU c for inode I,
+ *	read count  = i_readcount + sum over c of delta(c)
+ *	write count = i_writecount + sum over c of delta(c)
+ *		      - (%I_WRITECOUNT_BIAS while some CPU holds a log)
  *
- *	true count = i_readcount + sum over c of delta(c)
+ * Rules the code must keep:
+ *  - nobody reads i_readcount or i_writecount alone, which may be anything
+ *    while logs exist, negative included: readers call i_readcount_read(),
+ *    i_writecount_read() or i_writecount_read_locked(), which fold the
+ *    logs under i_lock (the filelock tracepoints print i_readcount alone,
+ *    as a diagnostic);
+ *  - a log holds no pin on the inode: __destroy_inode() folds and detaches
+ *    every log under i_lock (inode_oplog_release()), which also waits for
+ *    an eviction holding it, and only an open or a close, whose file holds
+ *    the inode, attaches a log;
+ *  - i_writecount carries %I_WRITECOUNT_BIAS while ->cpus is non-zero:
+ *    the first ->attach adds it, and fails while i_writecount is negative
+ *    (a user denies write access); i_writecount_settle() takes it off
+ *    once the logs are folded and ->cpus is zero.  So a logged write
+ *    access needs no sign check, and the lockless deny_write_access()
+ *    fails while logs exist and folds them (i_writecount_deny_slow());
+ *  - an underflow is checked on the exact sum (__i_readcount_underflow());
+ *  - a logged open is a fully ordered atomic add, a reader's fold a fully
+ *    ordered exchange, and a miss is serialized with a reader by i_lock,
+ *    so readers that order themselves against an open with a full
+ *    barrier (the lease code, khugepaged's collapse_file()) still do.
  *
- * and nothing else reads i_readcount: an open counted on one CPU may be
- * closed on another, so i_readcount alone may be anything, negative
- * included, while logs are attached.  Unlike the dentry counter, a log
- * holds no pin: an inode is not kept alive by an idle log (which would
- * keep a deleted file's space until the log is evicted), so
- * __destroy_inode() detaches every CPU's log of it instead
- * (inode_oplog_release()), under the object lock, which an eviction of
- * one of its logs from another inode's miss path holds (it trylocks it
- * with its own log cache's lock held, and the flush needs that lock to
- * detach the log).  A log is attached only by an open or a close, whose
- * file holds the inode (__fput() drops the count before the dentry), so
- * no log is attached after that flush.  The memset of inode_init_once()
- * and that flush leave &struct oplog_obj zeroed for the next user of the
- * memory, as they leave i_readcount.
+ * Lock ordering:
+ *   inode->i_lock		(the OpLog object lock)
+ *     OpLog's per-CPU cache and log locks (raw)
+ * Another inode's i_lock is only trylocked under a cache lock (an
+ * eviction).  The counters' hit paths take no lock.
  *
- * Readers.  i_readcount_read() folds every CPU's count under the object
- * lock (oplog_synchronize_locked()) and reads i_readcount: exact for every
- * open and close that returned before the call, as atomic_read() of the
- * shared count was.  The readers in the tree: the lease check
- * (check_conflicting_open(), whose F_WRLCK lease must fail while another
- * file is open read-only) and IMA's open-for-write violation check.  The
- * lease check pairs with the open side as before: the open's count is a
- * fully ordered atomic add on its log's delta, the reader takes each delta
- * with a fully ordered exchange, and the lease code puts smp_mb() between
- * inserting a lease and reading the count, so either the reader sees the
- * open or the open's break_lease() sees the lease.  The filelock
- * tracepoints show i_readcount alone (a diagnostic).  "make check" runs a
- * coccinelle script (tools/testing/scalable/cocci/i_readcount_readers.cocci)
- * that fails on any other reader of i_readcount.
- *
- * A close whose CPU has no log of the inode logs its decrement if some CPU
- * logs the inode (oplog_obj_has_logs()), and otherwise decrements
- * i_readcount.  If that goes below zero, which an unlogged close after a
- * logged open may do, the logs are folded under the object lock and the
- * underflow check of 6.12 (a BUG, here a warning) is made on the exact sum
- * (__i_readcount_underflow()); so is it after the switch is turned on,
- * for a close that saw it off.  An underflow through logged closes shows
- * at the latest when the inode is destroyed.
- *
- * Which inodes are hot: a CPU attaches a log only on its second miss on
- * an inode with no miss on another inode of the same filter entry in
- * between (inode_oplog_hot()), so that reading many files once (find,
- * grep -r, a build) costs the shared atomic plus one hash and one per-CPU
- * load and store, not a log per file.  Every inode with an i_readcount is
- * eligible, whatever its filesystem: no filesystem reads i_readcount.
- *
- * The write count.  i_writecount counts write accesses when positive and
- * users that deny write access (an executed file) when negative;
- * get_write_access() and deny_write_access() refuse to cross zero.  Its
- * write accesses are counted per CPU as above, with one more rule: while
- * any CPU holds a log of the inode (->cpus non-zero, exact under i_lock),
- * i_writecount carries %I_WRITECOUNT_BIAS on top of its share of the
- * count.  The first log to attach adds the bias with a compare-and-swap
- * that fails while i_writecount is negative (i_writecount_oplog_attach()),
- * and whatever leaves ->cpus zero removes it, after the logs were folded
- * (i_writecount_settle()).  With more CPUs than bits in ->cpus, an
- * eviction leaves its bit set, and the bias stays with it until a flush.
- * So:
- *
- *  - a log exists only while no user denies write access, and a hit (a
- *    write access counted in a log) needs no check of the sign;
- *  - while logs exist i_writecount is far above zero, so the lockless
- *    deny_write_access() of <linux/fs.h> fails its
- *    atomic_dec_unless_positive() and calls i_writecount_deny_slow(),
- *    which folds the logs under i_lock and denies only if the exact count
- *    is not positive, after a flush that detaches every log (so that a
- *    later write access misses and finds the deny);
- *  - while no log exists i_writecount is exact, and the lockless fast
- *    paths of 6.12 (atomic_inc_unless_negative() and
- *    atomic_dec_unless_positive()) decide as before.
- *
- * Readers of the write count call i_writecount_read(), which folds the
- * logs under i_lock and takes the bias off; "make check" fails on any
- * other reader (i_writecount_readers.cocci).  The shared part may drift
- * from the count by the write accesses counted on one side and dropped
- * on the other (a get counted in i_writecount, its put in a log); a fold
- * ends the drift, and with no log i_writecount is the count.  The bias
- * assumes fewer than 2^28 struct files with write access to one inode.  The readers that order
- * themselves against an open with a full barrier (khugepaged's
- * collapse_file(), the lease code) keep their pairing: a hit is a fully
- * ordered atomic add, a reader's fold a fully ordered exchange, and a miss
- * is serialized with the reader by i_lock.
- *
- * Memory: two words per inode (struct oplog_obj after i_readcount, on the
- * line of i_count and i_writecount), plus the counter log caches of
- * OpLog: %OPLOG_DEFAULT_SLOTS slots per CPU and count, each pinning
- * nothing.
- *
- * Switch: "inode_oplog=on|off" on the command line (default on), and
- * /sys/kernel/debug/inode_oplog/enabled at run time (inode_oplog_switch()).
- * inode_oplog_key says whether new opens go to the per-CPU counters,
- * inode_oplog_logged_key whether any log may exist (closes and readers
- * look for logs only then).
+ * Design: Documentation/core-api/oplog.rst, "Open counts of hot inodes".
  */
 
 #include <kunit/visibility.h>
@@ -354,8 +285,8 @@ void __i_readcount_dec_miss(struct inode *inode)
  * open it drops is still in a CPU's log, or is being folded by another
  * CPU under i_lock (an eviction clears the CPU's bit before it folds).
  * Only the exact sum can underflow: it is taken under i_lock, with every
- * log folded and detached, and checked as i_readcount_dec() of 6.12
- * checked i_readcount (there with BUG_ON()).
+ * log folded and detached, and checked as i_readcount_dec() checks
+ * i_readcount without CONFIG_INODE_OPLOG (there with BUG_ON()).
  *
  * Context: process context; takes @inode->i_lock; does not sleep.
  */
@@ -551,7 +482,7 @@ int i_writecount_read(const struct inode *inode)
 	 * No bias: no CPU logged the count when i_writecount had this value
 	 * (the bias goes on before the first log and off after the last
 	 * fold), so it is the count; an inode never opened for write hot
-	 * costs one load, as in 6.12.
+	 * costs one load, as without CONFIG_INODE_OPLOG.
 	 */
 	n = atomic_read(&inode->i_writecount);
 	if (n < I_WRITECOUNT_BIAS / 2)

@@ -1,175 +1,49 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The file reverse map on OpLog: fork and exit of processes that map the
- * same files without writing their i_mmap trees.
+ * mm/oplog_rmap.c - the file reverse map on OpLog
  *
- * Boyd-Wickizer, "Optimizing Communication Bottlenecks in Multiprocessor
- * Operating System Kernels", PhD thesis, MIT, 2014, chapter 5 and section
- * 6.1.  fork() puts every file VMA of the child into its file's mapping->i_mmap
- * interval tree under i_mmap_rwsem, and exit() takes it out the same way, so
- * processes that map the same files (libc, the executable) write the same
- * rwsem and tree lines on every fork and exit.  With this file, dup_mmap() logs
- * the insert of an eligible child VMA in this CPU's OpLog log of the mapping
- * (an %OPLOG_ABSORBING type, one &struct oplog_op embedded in the VMA), and
- * mmap() that of a new VMA; the tree sees it only when somebody needs the
- * tree.  A child that exits on the CPU it was forked on finds its inserts still
- * in that CPU's log and cancels them (local absorption, oplog_absorb_hit()):
- * neither fork nor exit touched a line that another CPU reads or writes.  The
- * unlink of a VMA that is in the tree (put there by a synchronize, or by a
- * locked insert, under i_mmap_rwsem as in 6.12) logs its removal in the same
- * op, so an exit after a truncate does not write the tree either
- * (rmap_oplog_log_removes()).
+ * fork and mmap() log the insert of an eligible file VMA into
+ * mapping->i_mmap, and an unlink the removal of one that is in the tree,
+ * in this CPU's %OPLOG_ABSORBING log of the mapping instead of writing
+ * the tree under i_mmap_rwsem; the op is the VMA's i_mmap_op.  Its code
+ * says where the VMA is: OPLOG_ADD, logged and not in the tree; 0, in the
+ * tree; %OPLOG_REMOVE or a RMAP_OPLOG_CODE_*, in the tree with its
+ * removal logged.
  *
- * Readers.  Every holder of i_mmap_rwsem that reads the tree synchronizes
- * first, inside the i_mmap_lock_*() and i_mmap_trylock_*() helpers of
- * <linux/fs.h>, so that every user of the tree in 6.12 (rmap_walk_file(),
- * truncate and hole punch through unmap_mapping_range(), khugepaged,
- * uprobes, memory-failure, page_mkclean, hugetlb, fs/proc and fs/dax) is
- * covered without a change at its call site.  A writer
- * (i_mmap_lock_write()) flushes every CPU's log of the mapping
- * (oplog_flush_locked()) and applies the inserts and removes.  A
- * reader (i_mmap_lock_read()) checks under the object lock whether
- * anything is logged; if so, it trades its read lock for the write lock,
- * synchronizes and downgrades, since putting VMAs into the tree needs the
- * tree to itself.
+ * Rules the code must keep:
+ *  - the tree is used only under i_mmap_rwsem taken through the
+ *    i_mmap_lock_*() helpers of <linux/fs.h>, which apply every logged
+ *    operation first, or those of <linux/rmap_oplog.h>, which apply what
+ *    the holder's own VMAs need; mm_take_all_locks() calls
+ *    rmap_oplog_sync(), and rmap_oplog_mapping_release() needs no lock;
+ *  - a holder that reads the tree sees nothing logged while it holds the
+ *    rwsem: ->attach refuses while the rwsem is held (rmap_oplog_attach());
+ *  - ->exec may run without the rwsem (an eviction, a full log, the
+ *    shrinker, a dead CPU), so it only moves the op to ->i_mmap_spill,
+ *    which every holder of the write lock applies;
+ *  - an insert is logged only as rmap_oplog_eligible() allows (no page
+ *    table entry copied at fork), a removal as rmap_oplog_remove_eligible();
+ *  - Lifetime: a VMA whose insert is logged is freed only after its
+ *    unlink cancelled or applied the insert; one whose removal is logged
+ *    is freed by the later of its owner (rmap_oplog_vma_release()) and
+ *    the apply (rmap_oplog_removed()); a log does not pin the file, so
+ *    rmap_oplog_mapping_release() completes the removes and detaches the
+ *    logs before the inode is freed.
  *
- * Three holders read nothing in the tree but their own VMAs and
- * synchronize only those, leaving the logs attached (each also applies
- * what was spilled, below, so that logged removes do not pile up in a
- * file that nobody reads):
- *  - an unlink (rmap_oplog_lock_unlink()) whose VMA's insert is still
- *    logged on another CPU applies what every CPU logged and cancels that
- *    insert against the removal (global absorption); the other operations,
- *    spilled by that, are applied too;
- *  - a locked insert (rmap_oplog_lock_insert(): fork's, after a parent
- *    VMA, and vma_link_file()'s, of a new VMA) puts that parent into the
- *    tree only if its own insert is still logged;
- *  - vma_prepare() (split, merge, expand, shrink) puts only its own VMAs
- *    that another CPU logged into the tree (rmap_oplog_prepare_vmas());
- *    one still in this CPU's log is taken out of it and kept out of the
- *    tree, and vma_complete() logs its insert again, and that of the part
- *    split off it (rmap_oplog_relog()), before releasing the rwsem.
- * So a file whose mappings are partly locked (libc's data, which has an
- * anon_vma) does not flush every CPU's logs at every fork and exit, and
- * an exec whose ELF loader and ld.so split the VMAs that their mmap()
- * calls logged writes no tree line for them.  Whether a VMA's insert is logged is its op's code
- * (rmap_oplog_logged()).  mm_take_all_locks(), the one taker of
- * i_mmap_rwsem outside the helpers, calls rmap_oplog_sync() itself.
- * mremap()'s copy_vma() moves page table entries to a new VMA without the
- * rmap locks when the new VMA follows the old one in walk order; a logged
- * old VMA would go into the tree after it, so copy_vma() has the move take
- * the locks then (rmap_oplog_insert_logged()).  The move reads nothing in
- * the tree: take_rmap_locks() holds the rwsem only to keep walkers out
- * and synchronizes nothing (rmap_oplog_lock_move()), so the old VMA's
- * insert stays logged until the unmap of the old range cancels it, and
- * whole PMD and PUD moves, which always take the rmap locks, leave every
- * CPU's log attached too.
- * "make check" runs a coccinelle rule
- * (tools/testing/scalable/cocci/i_mmap_users.cocci) that fails on a
- * function using ->i_mmap or ->i_mmap_rwsem with neither a helper nor a
- * lock assertion, unless it is in a reviewed list.
- *
- * Exclusion.  A holder that reads the tree must also see nothing logged while
- * it holds it: a truncate's walk must find a child forked during the walk, as
- * it would if the fork took the rwsem, and an exiting process must not free
- * the page tables of a VMA that a walk still meets, as a locked unlink waits
- * for the walk.  The flush detaches every CPU's log, so a later insert or
- * remove misses and must attach a new log, under the object lock; ->attach
- * refuses while i_mmap_rwsem is held (rwsem_is_locked()), and the fork or exit
- * falls back to the locked insert or removal, which waits for the lock.  A
- * reader that found nothing logged checked that under the object lock after
- * taking i_mmap_rwsem, so an attach is ordered either before that check (the
- * reader sees the log) or after it (the attach sees the rwsem held).
- *
- * Evictions.  The object lock of a mapping is a spinlock
- * (->i_mmap_oplog_lock), and OpLog may apply a mapping's log without
- * i_mmap_rwsem: another mapping evicting it from a log-cache slot, a full
- * log, the shrinker, a dead CPU.  ->exec therefore does not touch the tree:
- * it moves the insert or remove to the mapping's spill list
- * (->i_mmap_spill, under the object lock), which the next holder of
- * i_mmap_rwsem for write applies to the tree.
- *
- * Which VMAs.  Only those whose child gets no page table entries at fork:
- * copy_page_range() copies PTEs for a VMA with an anon_vma, a PFN or mixed
- * map, or uffd-wp (vma_needs_copy()), and the locked insert puts the child
- * right after its parent in the tree (vma_interval_tree_insert_after())
- * so that a walk racing with that copy zaps or unmaps the parent before
- * the child; a logged insert has no parent left to follow.  A VMA without
- * copied PTEs can only get one by a fault after fork() returned, and the
- * insert was logged before, so any walker that can see the PTE
- * synchronized it into the tree.  Also left on the locked path: hugetlb
- * (its own i_mmap_rwsem rules for PMD sharing), DAX, VM_IO, and
- * VM_SHARED|VM_MAYWRITE VMAs, whose i_mmap_writable count stays exact
- * because it is never logged.  rmap_oplog_eligible() is the test.  mmap()
- * (__mmap_region()) logs the insert of a new VMA by the same test: it has
- * no PTE until a fault after mmap_lock is released.  Other links of a new
- * VMA (mremap's copy_vma(), insert_vm_struct()) stay on the locked path,
- * so a copy never goes into the tree after its source by a synchronize.
- * A removal is logged by a looser test, rmap_oplog_remove_eligible(): a
- * VMA with an anon_vma or uffd-wp may go (its page tables were zapped
- * before the unlink, and no copy races with it), hugetlb, DAX, VM_IO, PFN
- * and mixed maps and shared writable VMAs may not.
- *
- * Lifetime.  A logged insert points into its VMA; a VMA is freed only
- * after its file unlink (free_pgtables(), vma_complete()), which cancels
- * a logged insert (absorbed, locally or globally) or takes i_mmap_rwsem,
- * which synchronizes the insert into the tree first.  A logged remove
- * points to a VMA whose owner is about to free it (remove_vma(), after
- * free_pgtables()), so the log owns the free as much as the owner does:
- * remove_vma() asks rmap_oplog_vma_release(), which moves the op's code
- * from OPLOG_REMOVE to RMAP_OPLOG_CODE_HANDED_OFF, and the apply moves it
- * to RMAP_OPLOG_CODE_REMOVED after taking the VMA out of the tree;
- * whichever comes second, seeing the other's code, frees the VMA.  The
- * free is the one remove_vma() would have made: vm_area_free(), after a
- * grace period for lock_vma_under_rcu(), or __vm_area_free() at once for
- * exit_mmap()'s VMAs, which no RCU walker of their mm can reach
- * (RMAP_OPLOG_CODE_UNREACHABLE); the log's own accesses to the VMA are
- * all under its locks, so it adds no reader that needs a grace period.
- * Until then the log needs only the VMA's memory: the owner has put its
- * file and policy, its mm may be gone, and no walker reaches it (walkers
- * synchronize first).  A logged remove does not pin the file, so that a
- * deleted file's space is not held by a log: the inode, when destroyed,
- * completes its logged removes (rmap_oplog_mapping_release(), from
- * __destroy_inode()), which also detaches every log of the mapping, so
- * that no log points to it; an inode with a logged insert is pinned by
- * that VMA's vm_file.  CPU hotplug: OpLog detaches a dead CPU's logs (to
- * the spill lists).  How long a handed-off VMA waits: until the next
- * reader or writer of its file, or the inode's destruction.  A log holds
- * at most max_len operations before it synchronizes into the spill list,
- * and every holder of the write lock applies that list; a remove is
- * logged only for a VMA that some holder put into the tree.  So the VMAs
- * waiting are never more than the file's VMAs that were in the tree
- * together, and memory pressure reaches them through the inode cache
- * (OpLog's shrinker only spills them).
- *
- * Lock order (mm/rmap.c's, plus):
- *   mmap_lock
- *     mapping->i_mmap_rwsem
- *       mapping->i_mmap_oplog_lock   (the OpLog object lock)
+ * Lock ordering (within mm/rmap.c's):
+ *   mm->mmap_lock
+ *     mapping->i_mmap_rwsem		(not taken to log)
+ *       mapping->i_mmap_oplog_lock	(the OpLog object lock)
  *         OpLog's per-CPU cache and log locks (raw)
- * and, from dup_mmap(), mmap() and the unlinks of munmap() and exit
- * (free_pgtables()), mmap_lock -> mapping->i_mmap_oplog_lock, without
- * i_mmap_rwsem.  Another mapping's object lock is only trylocked (OpLog's
- * eviction).  The free of a handed-off VMA (vm_area_free() or
- * __vm_area_free()) runs under i_mmap_rwsem, or under the object lock
- * when the inode dies; it only queues an RCU callback or frees slab
- * memory (the VMA, its vm_lock, numab state and anon_vma_name).
+ * Another mapping's object lock is only trylocked (an eviction).  Freeing
+ * a handed-off VMA under either lock only frees slab memory or queues an
+ * RCU callback.
  *
- * Architectures: those whose flush_dcache_page() walks i_mmap under a
- * spinlock of its own (arm, parisc, nios2, csky) or decides on
- * mapping_mapped() whether to defer a cache flush are not enabled in
- * Kconfig; mapping_mapped() counts logged inserts anyway, not empty logs
- * (and says true while a removal is logged).
+ * rmap_oplog_key says whether fork, mmap() and unlinks log, and
+ * rmap_oplog_logged_key whether the lock helpers synchronize; the latter
+ * stays on once logging was ever on (rmap_oplog_switch()).
  *
- * Switch: "rmap_oplog=on|off" on the command line (default on) and
- * /sys/kernel/debug/rmap_oplog/enabled.  rmap_oplog_logged_key says
- * whether the lock helpers synchronize, rmap_oplog_key whether fork,
- * mmap() and unlinks log.
- * Off stops logging and detaches every log; operations already moved to
- * spill lists are applied by the next lock holder, so the lock helpers
- * keep synchronizing until reboot once logging was ever on.
- * Statistics: /sys/kernel/debug/rmap_oplog/stats, and OpLog's own
- * /sys/kernel/debug/oplog/rmap/.
+ * Design: Documentation/core-api/oplog.rst, "The file reverse map".
  */
 
 #include <kunit/visibility.h>
@@ -284,9 +158,13 @@ static void rmap_oplog_exec(struct oplog_obj *obj, struct oplog_op *op)
 }
 
 /*
- * A CPU is about to log for @obj: refuse while anybody holds i_mmap_rwsem
- * (see "Exclusion" above).  Object lock held.  A holder took the rwsem
- * before its own section under this lock (rmap_oplog_has_logged(),
+ * A CPU is about to log for @obj: refuse while anybody holds i_mmap_rwsem,
+ * so that a holder that reads the tree sees nothing logged while it holds
+ * it.  A truncate's walk must find a child forked during the walk, and an
+ * exiting process must not free the page tables of a VMA that a walk
+ * still meets; the refused fork or unlink takes the locked way, which
+ * waits for the rwsem.  Object lock held.  A holder took the rwsem before
+ * its own section under this lock (rmap_oplog_has_logged(),
  * __rmap_oplog_sync()), so if that section came first, this sees the
  * rwsem held; if this comes first, that section sees the log.
  */
@@ -351,7 +229,12 @@ static void rmap_oplog_removed(struct vm_area_struct *vma)
 		return;
 	/* The owner handed it off in remove_vma(): it is ours. */
 	smp_acquire__after_ctrl_dep();
-	/* Free it as remove_vma() would have: see "Lifetime". */
+	/*
+	 * Free it as remove_vma() would have: after a grace period for
+	 * lock_vma_under_rcu(), or at once for exit_mmap()'s VMAs, which no
+	 * RCU walker of their mm can reach.  The log's own accesses to the
+	 * VMA are all under its locks and need no grace period.
+	 */
 	if (code == RMAP_OPLOG_CODE_UNREACHABLE)
 		__vm_area_free(vma);
 	else
@@ -574,9 +457,16 @@ EXPORT_SYMBOL(__rmap_oplog_pending);
  * @vma: the child's file VMA
  * @parent: the parent's VMA it duplicates
  *
- * See "Which VMAs" above: no PTEs copied at fork (no anon_vma, no PFN or
- * mixed map, no uffd-wp), not hugetlb, DAX or VM_IO, and not a shared
- * writable mapping (i_mmap_writable stays exact).
+ * Only if the child gets no page table entries at fork: copy_page_range()
+ * copies them for a VMA with an anon_vma, a PFN or mixed map, or uffd-wp
+ * (vma_needs_copy()), and the locked insert puts such a child right after
+ * its parent (vma_interval_tree_insert_after()), so that a walk racing
+ * with the copy meets the parent first; a logged insert has no such place.
+ * A VMA without copied entries gets one only by a fault after the insert
+ * was logged, so any walker that can see it synchronized the insert into
+ * the tree first.  Not hugetlb (its own i_mmap_rwsem rules for PMD
+ * sharing), DAX or VM_IO, and not a shared writable mapping, whose
+ * i_mmap_writable count stays exact because it is never logged.
  * Context: any.
  * Return: true if the insert may be logged.
  */

@@ -190,7 +190,7 @@ static void rmap_oplog_test_global_absorb(struct kunit *test)
 	unsigned int a, b;
 
 	rt_two_cpus(test, &a, &b);
-	/* vmas[3] is in the tree already, as a stock insert would put it. */
+	/* vmas[3] is in the tree already, as a locked insert puts it. */
 	i_mmap_lock_write(t->mapping);
 	vma_interval_tree_insert(t->vmas[3], &t->mapping->i_mmap);
 	i_mmap_unlock_write(t->mapping);
@@ -217,7 +217,7 @@ static void rmap_oplog_test_global_absorb(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, oplog_obj_has_logs(&t->mapping->i_mmap_oplog));
 	i_mmap_unlock_write(t->mapping);
 
-	/* Removing only stock VMAs synchronizes nothing. */
+	/* Removing only VMAs inserted under the lock synchronizes nothing. */
 	i_mmap_lock_write(t->mapping);
 	vma_interval_tree_insert(t->vmas[3], &t->mapping->i_mmap);
 	i_mmap_unlock_write(t->mapping);
@@ -305,7 +305,7 @@ static void rmap_oplog_test_trylock_busy(struct kunit *test)
 
 /*
  * While anybody holds i_mmap_rwsem, reader or writer, no insert can be
- * logged (the caller then inserts under the lock, as 6.12 does); once
+ * logged (the caller then inserts it under the lock); once
  * the lock is free, it can.
  */
 static void rmap_oplog_test_refuse(struct kunit *test)
@@ -448,7 +448,7 @@ static void rmap_oplog_test_split(struct kunit *test)
 }
 
 /*
- * A stock insert synchronizes only if the parent it goes after has its own
+ * A locked insert synchronizes only if the parent it goes after has its own
  * insert still logged: then the parent is in the tree to insert after;
  * otherwise (or for a new VMA, without a parent) the other logged inserts
  * stay logged.
@@ -463,7 +463,7 @@ static void rmap_oplog_test_lock_insert(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, rt_in_tree(t, t->vmas[0]));
 	i_mmap_unlock_write(t->mapping);
 	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[1]));
-	/* vmas[2] after vmas[3], a stock VMA: nothing is synchronized. */
+	/* vmas[2] after vmas[3], inserted locked: nothing is synchronized. */
 	i_mmap_lock_write(t->mapping);
 	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 2);
 	vma_interval_tree_remove(t->vmas[0], &t->mapping->i_mmap);
@@ -488,7 +488,7 @@ static void rmap_oplog_test_lock_insert(struct kunit *test)
 }
 
 /*
- * A stock insert after a parent whose insert another CPU logged puts the
+ * A locked insert after a parent whose insert another CPU logged puts the
  * parent into the tree without detaching any CPU's log: the other CPUs'
  * forks and exits of the file go on logging (a flush would detach them).
  */
@@ -581,7 +581,7 @@ static void rt_spill_remove(struct kunit *test, struct rt_ctx *t,
 
 /*
  * Spilled removes are applied by every holder of the write lock that
- * synchronizes only its own VMAs (a stock insert, an unlink, a split),
+ * synchronizes only its own VMAs (a locked insert, an unlink, a split),
  * not only by readers: a file that nobody reads does not collect the
  * VMAs of its exited processes.
  */
@@ -597,7 +597,7 @@ static void rmap_oplog_test_remove_spill(struct kunit *test)
 	vma_interval_tree_insert(stock, &t->mapping->i_mmap);
 	i_mmap_unlock_write(t->mapping);
 
-	/* A stock insert's lock; the owner handed the VMA off before. */
+	/* A locked insert's lock; the owner handed the VMA off before. */
 	rt_spill_remove(test, t, vmas[0]);
 	KUNIT_EXPECT_TRUE(test, rmap_oplog_vma_release(vmas[0], false));
 	/* Still allocated: the mapping is this test's own. */
@@ -608,7 +608,7 @@ static void rmap_oplog_test_remove_spill(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, list_empty(&t->mapping->i_mmap_spill));
 	i_mmap_unlock_write(t->mapping);
 
-	/* An unlink's, of a stock VMA; the owner comes after: it frees. */
+	/* An unlink's, of a VMA in the tree; the owner comes after: it frees. */
 	rt_spill_remove(test, t, vmas[1]);
 	KUNIT_EXPECT_EQ(test, rmap_oplog_lock_unlink(t->mapping, &stock, 1), 1);
 	vma_interval_tree_remove(stock, &t->mapping->i_mmap);

@@ -1,91 +1,40 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * OpLog notification queues for inotify.
+ * fs/notify/inotify_oplog.c - per-CPU OpLog notification queues for inotify
  *
- * Boyd-Wickizer, "Optimizing Communication Bottlenecks in Multiprocessor
- * Operating System Kernels", PhD thesis, MIT, 2014, sections 3.3, 8.4 and
- * 10.2: every event of an inotify instance is appended to one queue under
- * group->notification_lock (fsnotify_add_event(): "the locked queue"
- * below), followed by a wake_up() of the group's wait
- * queue, so every CPU that modifies a watched file writes the same two
- * cache lines, and throughput collapses beyond a few cores.  With this
- * file, inotify_handle_inode_event() appends the event it allocated to this
- * CPU's ordered log of the group (%OPLOG_ORDERED, <linux/oplog.h>), a cache
- * line no other CPU writes, and the readers apply the logs to the queue in
- * timestamp order before they look at it.
+ * inotify_handle_inode_event() appends the event it allocated to this
+ * CPU's %OPLOG_ORDERED log of the group instead of the group's queue, and
+ * readers apply the logs to the queue before they look at it
+ * (inotify_oplog_lock_queue()).  The object lock is
+ * group->notification_lock.  A logged event has happened but is not on
+ * the queue yet; it counts against max_queued_events from the moment it
+ * is logged.
  *
- * Order.  oplog_queue() stamps each event with oplog_clock() under its
- * log's lock, and every application of logged events (a reader's
- * synchronize, a full log, an eviction, the shrinker, CPU hotplug) merges
- * the logs of every CPU up to a cutoff and applies the events in timestamp
- * order.  So the events of one thread, and of one file (whose changes are
- * serialized by the file's own locks, or by the thread that makes them),
- * are queued in the order they happened, and a create and a delete of one
- * name are never reordered.  The queue always holds a prefix, in timestamp
- * order, of all the group's events; the logs hold the rest.
+ * Rules the code must keep:
+ *  - the queue holds a prefix, in timestamp order, of all the group's
+ *    events, and the logs hold the rest: every application of logs
+ *    applies them in timestamp order, and an event queued the locked way
+ *    while logs may exist is queued after a flush, in the same hold of
+ *    notification_lock (inotify_oplog_add_locked());
+ *  - coalescing, overflow and shutdown are decided when an event is
+ *    applied (inotify_oplog_exec()), on the queue that readers see;
+ *  - queued events plus the room reserved for logs never exceed
+ *    max_queued_events when notification_lock is released
+ *    (inotify_oplog_reserve());
+ *  - a writer wakes only a sleeping reader: wq_has_sleeper() in
+ *    inotify_oplog_wake() pairs with the smp_mb() of
+ *    inotify_oplog_sync_locked(), so that no wakeup is lost;
+ *  - no log outlives its group: ->attach refuses once group->shutdown is
+ *    set, and the group's release flushes the logs.
  *
- * Semantics at apply time.  ->exec inserts the event with
- * fsnotify_insert_event_locked(), the body of
- * fsnotify_insert_event(): it is coalesced with an identical event at the
- * tail of the queue (inotify_merge(): same wd, mask and name, the
- * older one unread), dropped with the group's one %IN_Q_OVERFLOW event
- * queued in its place when max_queued_events events are unread, and freed
- * once the group shuts down.  Deciding at apply time keeps inotify(7)'s
- * rules exact: the tail and the count are those of the queue the reader
- * sees, and the overflow event sits where the first event was lost.  The
- * logs hold at most INOTIFY_OPLOG_MAX_LEN (1024) events per CPU before
- * they apply themselves, INOTIFY_OPLOG_MAX_PENDING (8192) on all CPUs
- * together, and never more than the room their CPU reserved within
- * max_queued_events (see Memory below).
+ * Lock ordering:
+ *   group->notification_lock	(the OpLog object lock)
+ *     OpLog's per-CPU cache and log locks (raw)
+ * A writer holds no fsnotify lock when it queues, and a reader takes only
+ * notification_lock.  A writer's miss that evicts another group's log
+ * from this CPU's cache only trylocks that group's notification_lock.
  *
- * Readers.  read(), poll() (hence epoll and select) and FIONREAD lock the
- * queue with inotify_oplog_lock_queue(), which applies the logs when the
- * queue holds at most one event (read, poll: an event logged while an
- * identical one is unread at the tail merges into it, as on the locked
- * queue) or always (FIONREAD: the exact byte count).
- * Writers keep appending to their logs meanwhile (section 10.2's
- * concurrent synchronize): a synchronize applies what was stamped before
- * its cutoff and leaves the rest.  Group release (free_group_priv) flushes
- * the logs after fsnotify_destroy_group() stopped queueing and waited for
- * every handler: ->exec then frees the events, and ->attach refuses a new
- * log once group->shutdown is set.
- *
- * Wakeups.  A writer wakes the group's wait queue only if somebody sleeps on it
- * (wq_has_sleeper()), so a reader that keeps reading is not written to per
- * event; kill_fasync() as the locked queue does, which reads one pointer when
- * nobody asked for SIGIO.  Epoll keeps an entry on the wait queue, so it is
- * woken on every event, as with the locked queue.  A writer that finds the
- * queue full gets no room for its log (inotify_oplog_reserve()) and queues
- * the locked way, which wakes nobody and sends no signal for an event that
- * is dropped, as the locked queue.  The lost-wakeup argument is in
- * inotify_oplog_sync_locked().
- *
- * fanotify keeps the locked queue: its permission events wait for an
- * answer and its merge looks at a hash of queued events, not the tail.
- *
- * The switch: inotify_oplog=on|off on the command line and
- * /sys/kernel/debug/inotify_oplog/enabled at run time; OpLog's statistics
- * of the type are in /sys/kernel/debug/oplog/inotify/stats.  The default
- * is on only where OpLog's clock is the TSC: its fallback, a global
- * sequence counter, would make every event of every group write one
- * shared cache line, worse than the locked queue's per-group lock.
- *
- * Lock order: group->notification_lock (the OpLog object lock), then
- * OpLog's per-CPU cache and log locks.  A writer holds no fsnotify lock
- * when it queues; a reader takes only notification_lock.  One nesting
- * goes the other way, as a trylock: a writer whose miss evicts another
- * group's log from this CPU's cache trylocks that group's
- * notification_lock under its own and the cache lock (lib/oplog.c).
- *
- * Memory: events in the logs count against max_queued_events from the
- * moment they are logged.  A log takes events only within the room its
- * CPU reserved under notification_lock (inotify_oplog_reserve()), and
- * queued events plus reserved room never exceed max_queued_events when
- * that lock is released; an event that finds no room is queued the locked
- * way in the same hold that flushes the logs.  So an instance pins at most
- * what the locked queue lets it pin: max_queued_events events and the
- * overflow event.  The events are charged to the group's memcg like the
- * queued ones.
+ * Design: Documentation/core-api/oplog.rst, "inotify event queues".
  */
 
 #include <kunit/visibility.h>

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The file reverse map on OpLog: what fork, exit and the inode code call.
- * The i_mmap_lock_*() helpers of <linux/fs.h> synchronize; see
- * mm/oplog_rmap.c for the design.
+ * The i_mmap_lock_*() helpers of <linux/fs.h> synchronize; the rules are
+ * at the top of mm/oplog_rmap.c, the design in
+ * Documentation/core-api/oplog.rst.
  */
 #ifndef _LINUX_RMAP_OPLOG_H
 #define _LINUX_RMAP_OPLOG_H

@@ -87,9 +87,8 @@
 /*
  * Daemon period in microseconds while requests are pending: the longest
  * a request waits for the daemon to look at an idle CPU's quiescent
- * state.  The thesis used 10 ms (section 5.3.2); the default is measured
- * with tools/testing/selftests/scalable/qdo_latency.c
- * (Documentation/core-api/qdo.rst).  Visible to KUnit, whose CPU hotplug
+ * state.  The thesis used 10 ms (section 5.3.2); the default's choice is
+ * in Documentation/core-api/qdo.rst.  Visible to KUnit, whose CPU hotplug
  * test lengthens it (kernel/qdo/qdo_kunit.c).
  */
 VISIBLE_IF_KUNIT unsigned int qdo_period_us = 4000;
