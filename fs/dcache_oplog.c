@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fs/dcache_oplog.c - per-CPU OpLog reference counts for hot dentries
+ * Per-CPU OpLog reference counts for hot dentries
  *
  * The reference that path lookup takes on the final component
  * (legitimize_path()), dget_parent()'s and, on a CPU that already logs the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fs/inode_oplog.c - per-CPU OpLog counts of the files open on hot inodes
+ * Per-CPU OpLog counts of the files open on hot inodes
  *
  * Every open() and close() writes i_readcount (files open read-only) or
  * i_writecount (write accesses).  On a CPU where the inode is hot

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mm/oplog_rmap.c - the file reverse map on OpLog
+ * The file reverse map on OpLog
  *
  * fork and mmap() log the insert of an eligible file VMA into
  * mapping->i_mmap, and an unlink the removal of one that is in the tree,

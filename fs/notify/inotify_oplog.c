@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fs/notify/inotify_oplog.c - per-CPU OpLog notification queues for inotify
+ * Per-CPU OpLog notification queues for inotify
  *
  * inotify_handle_inode_event() appends the event it allocated to this
  * CPU's %OPLOG_ORDERED log of the group instead of the group's queue, and
