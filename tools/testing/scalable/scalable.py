@@ -12,6 +12,9 @@
 # importing only those before it in this list (test_scalable.py checks):
 #
 #   scalable_common.py  paths, the test tables, log/run, the machine lock
+#   scalable_request.py the settings of a run (the environment variables,
+#                       make's): parsed and checked once into a Request
+#                       that main() passes down
 #   scalable_tree.py    packages, the pinned base, patches/, build/src/linux
 #   scalable_build.py   kernel config and build, kselftests, initramfs
 #   scalable_schedule.py what a boot schedules and how long it takes: the
@@ -33,6 +36,7 @@
 #   scalable_tar.py     make selftests-tar: pack the tarball, its guest test
 
 import argparse
+import dataclasses
 import glob
 import json
 import os
@@ -47,31 +51,33 @@ import scalable_series
 import scalable_tar
 import scalable_trace
 from scalable_build import build_kernel, build_plugin
-from scalable_common import FLAVOURS, HarnessError, default_smp, die, env_int, host_cpus, log
+from scalable_common import FLAVOURS, HarnessError, default_smp, die, host_cpus, log
 from scalable_parser import analyze, find_splats, parse_keyflip, parse_torture_totals
 from scalable_qemu import boot, boot_timeout
 from scalable_report import write_report, write_results
-from scalable_tree import ensure_packages, prepare_src
+from scalable_request import MODES, request_from_env
+from scalable_tree import base_package_needed, ensure_packages, prepare_src
+
+# Each cmd_*() below takes the run's Request (@req, main() makes it from
+# the environment) and its subcommand's arguments (@args).
 
 
-def cmd_prepare(args):
-	ensure_packages(need_base=not (os.environ.get('LINUX_TREE') or
-				       os.environ.get('LINUX_TARBALL')))
-	prepare_src()
+def cmd_prepare(req, args):
+	ensure_packages(need_base=base_package_needed(req))
+	prepare_src(req)
 	log('build/src/linux is ready')
 
 
-def cmd_build(args):
-	ensure_packages(need_base=not (os.environ.get('LINUX_TREE') or
-				       os.environ.get('LINUX_TARBALL')))
+def cmd_build(req, args):
+	ensure_packages(need_base=base_package_needed(req))
 	for fl in args.flavours:
-		build_kernel(fl)
+		build_kernel(req, fl)
 
 
-def boot_and_judge(flavour, mode, smp, logdir, cpus=None, upstream_off=False):
+def boot_and_judge(req, flavour, mode, smp, logdir, cpus=None, upstream_off=False):
 	src = os.path.join(common.BUILD, 'src', 'linux')
 	obj = os.path.join(common.BUILD, flavour)
-	b = boot(obj, flavour, smp, mode, logdir, boot_timeout(flavour, mode), cpus=cpus,
+	b = boot(req, obj, flavour, smp, mode, logdir, boot_timeout(req, flavour, mode), cpus=cpus,
 		 upstream_off=upstream_off)
 	ok, problems, summary = analyze(src, b, logdir)
 	verdict = 'PASS' if ok else 'FAIL'
@@ -85,18 +91,17 @@ def boot_and_judge(flavour, mode, smp, logdir, cpus=None, upstream_off=False):
 
 # ---------------------------------------------------------------- tracing
 
-# What a traced boot runs (init.sh, scalable_trace=): the instrument's own
-# check first, then the benchmarks, then an idle window for QDo.
-TRACE_WORKLOADS = ('cacheline_bench', 'stat_bench', 'open_bench', 'create_bench',
-		   'oplog_list_bench', 'fork_bench', 'fork_truncate', 'mmap_bench', 'exec_bench',
-		   'inotify_bench', 'ast_bench', 'qdo_idle')
-TRACE_SMP = '1,2,4,8,16'
-# The most vCPUs a traced boot may have: the guests' CONFIG_NR_CPUS
-# (kernel/configs/scalable.config).  The c2c plugin itself takes any count.
-TRACE_MAX_SMP = 64
+# What a traced boot may run (TRACE_WORKLOADS, in the order make trace
+# runs them) and the most vCPUs it may have (TRACE_MAX_SMP) are
+# scalable_request.py's, which checks TRACE_WORKLOADS and TRACE_SMP.
 
 
-def trace_boot(smp, workloads, ms, logdir, quantum=None, stock=False):
+def trace_quantum(req, default):
+	"""@req's TRACE_QUANTUM, else @default (make trace's 100, make test's 5)."""
+	return default if req.trace_quantum is None else req.trace_quantum
+
+
+def trace_boot(req, smp, workloads, ms, logdir, quantum=None, stock=False):
 	"""Boot the release kernel at @smp vCPUs under the c2c plugin.
 
 	Returns (the analysis of scalable_trace.analyze() or None, problems).
@@ -104,7 +109,8 @@ def trace_boot(smp, workloads, ms, logdir, quantum=None, stock=False):
 	failed, a guest that did not finish or windows that do not join are
 	problems.  @stock: boot unpatched 6.12 (build/stock, built by
 	scalable_configs.build_stock()) with the release initramfs instead;
-	its modes are renamed "<mode>@6.12".
+	its modes are renamed "<mode>@6.12".  @quantum None: @req's
+	TRACE_QUANTUM, else 100.
 	"""
 	obj = os.path.join(common.BUILD, scalable_configs.STOCK_OBJ if stock else 'release')
 	plugin = build_plugin()
@@ -114,15 +120,15 @@ def trace_boot(smp, workloads, ms, logdir, quantum=None, stock=False):
 	os.makedirs(logdir, exist_ok=True)
 	record = os.path.join(logdir, 'release-trace-smp%d.c2c' % smp)
 	if quantum is None:
-		quantum = env_int('TRACE_QUANTUM', 100)
+		quantum = trace_quantum(req, 100)
 	qemu_args = ['-plugin', '%s,out=%s,quantum=%d,entries=%s' % (plugin, record, quantum,
 								     entries)]
 	append = 'kunit.enable=0 scalable_trace=%s scalable_trace_ms=%d' % (','.join(workloads), ms)
 	# about 2 s of guest time per window, slower at many vCPUs
-	timeout = env_int('TRACE_TIMEOUT', 0) or 300 + 60 * smp
+	timeout = req.trace_timeout or 300 + 60 * smp
 	if os.path.exists(record):
 		os.unlink(record)
-	b = boot(obj, 'release', smp, 'test', logdir, timeout, extra_qemu_args=qemu_args,
+	b = boot(req, obj, 'release', smp, 'test', logdir, timeout, extra_qemu_args=qemu_args,
 		 accel='tcg', extra_append=append, tag='trace-stock' if stock else 'trace',
 		 initrd=os.path.join(common.BUILD, 'release', 'initramfs.cpio.gz') if stock else None)
 	name = 'traced %sboot at %d vCPUs' % ('stock 6.12 ' if stock else '', smp)
@@ -166,63 +172,36 @@ def trace_boot(smp, workloads, ms, logdir, quantum=None, stock=False):
 	return res, problems
 
 
-def trace_smp():
-	counts = []
-	for w in (os.environ.get('TRACE_SMP') or TRACE_SMP).split(','):
-		if not w.strip().isdigit() or not 1 <= int(w) <= TRACE_MAX_SMP:
-			die('TRACE_SMP is a comma list of vCPU counts from 1 to %d, not "%s"' %
-			    (TRACE_MAX_SMP, os.environ.get('TRACE_SMP')))
-		counts.append(int(w))
-	return counts
+def trace_paths(req):
+	return (os.path.join(req.out, 'trace.json'), os.path.join(req.out, 'trace.md'))
 
 
-def trace_workloads():
-	"""TRACE_WORKLOADS (a comma list, in the given order) or all of them."""
-	env = os.environ.get('TRACE_WORKLOADS')
-	if not env:
-		return TRACE_WORKLOADS
-	work = tuple(w.strip() for w in env.split(',') if w.strip())
-	bad = [w for w in work if w not in TRACE_WORKLOADS]
-	if bad or not work:
-		die('TRACE_WORKLOADS is a comma list of %s, not "%s"' %
-		    (', '.join(TRACE_WORKLOADS), env))
-	return work
+def cmd_trace(req, args):
+	"""Boot the release kernel under the tracer at each TRACE_SMP; report.
 
-
-def trace_paths():
-	return (os.path.join(common.OUT, 'trace.json'), os.path.join(common.OUT, 'trace.md'))
-
-
-def trace_kernel():
-	"""TRACE_KERNEL: patched (the release kernel, default) or stock (6.12)."""
-	k = os.environ.get('TRACE_KERNEL') or 'patched'
-	if k not in ('patched', 'stock'):
-		die('TRACE_KERNEL is patched or stock, not "%s"' % k)
-	return k
-
-
-def cmd_trace(args):
-	"""Boot the release kernel under the tracer at each TRACE_SMP; report."""
-	counts = trace_smp()
-	stock = trace_kernel() == 'stock'
-	cmd_build(argparse.Namespace(flavours=['release']))
+	TRACE_KERNEL=stock (@req.trace_kernel) traces unpatched 6.12 instead
+	of the release kernel; each boot runs TRACE_WORKLOADS.
+	"""
+	counts = list(req.trace_smp)
+	stock = req.trace_kernel == 'stock'
+	cmd_build(req, argparse.Namespace(flavours=['release']))
 	if stock:
-		scalable_configs.build_stock()
-	logdir = os.path.join(common.OUT, 'logs')
-	ms = env_int('TRACE_MS', 1000)
+		scalable_configs.build_stock(req)
+	logdir = os.path.join(req.out, 'logs')
+	ms = req.trace_ms
 	results, problems = [], []
 	t0 = time.time()
 	for n in counts:
-		res, p = trace_boot(n, trace_workloads(), ms, logdir, stock=stock)
+		res, p = trace_boot(req, n, req.trace_workloads, ms, logdir, stock=stock)
 		problems += p
 		if res:
 			results += res['results']
-	jpath, mpath = trace_paths()
-	os.makedirs(common.OUT, exist_ok=True)
+	jpath, mpath = trace_paths(req)
+	os.makedirs(req.out, exist_ok=True)
 	with open(jpath, 'w') as f:
 		json.dump({'host_cpus': host_cpus(), 'date': time.strftime('%Y-%m-%dT%H:%M:%S%z'),
 			   'kernel': 'stock 6.12' if stock else 'patched',
-			   'quantum': env_int('TRACE_QUANTUM', 100), 'window_ms': ms,
+			   'quantum': trace_quantum(req, 100), 'window_ms': ms,
 			   'seconds': time.time() - t0, 'problems': problems,
 			   'results': results}, f, indent=1)
 	text = scalable_trace.markdown(results) if results else '(nothing traced)'
@@ -232,14 +211,14 @@ def cmd_trace(args):
 		f.write(text + '\n')
 	print('\n' + text, flush=True)
 	# The tracer's boots run under TCG whatever ACCEL says (a plugin needs it).
-	write_results('trace', 'smp' + '-'.join(map(str, counts)), text, t0, False)
+	write_results(req, 'trace', 'smp' + '-'.join(map(str, counts)), text, t0, False)
 	log('traced %s vCPUs in %.0f s; written to %s and %s' %
 	    (','.join(map(str, counts)), time.time() - t0, os.path.relpath(mpath, common.TOP),
 	     os.path.relpath(jpath, common.TOP)))
 	return 1 if problems else 0
 
 
-def trace_check(logdir):
+def trace_check(req, logdir):
 	"""make test: the instrument at 2, 4 and 8 vCPUs, the stat gate at 4, and
 	every OpLog user's traced gate at 8 (scalable_trace.GATES)."""
 	problems = []
@@ -248,9 +227,9 @@ def trace_check(logdir):
 	# turns block by block, about once
 	# per cacheline_bench operation even when the host is busy; at 100 the
 	# interleaving of such short operations depends on the host's scheduler.
-	quantum = env_int('TRACE_QUANTUM', 5)
+	quantum = trace_quantum(req, 5)
 	for n, work in ((2, ('cacheline_bench',)), (4, ('cacheline_bench', 'stat_bench'))):
-		res, p = trace_boot(n, work, 500, logdir, quantum)
+		res, p = trace_boot(req, n, work, 500, logdir, quantum)
 		problems += p
 		if res:
 			results += res['results']
@@ -267,8 +246,8 @@ def trace_check(logdir):
 	# the instrument checked in the same boot.
 	n = scalable_trace.GATE_CPUS
 	t0 = time.time()
-	res, p = trace_boot(n, scalable_trace.GATE_WORKLOADS, env_int('TRACE_MS', 1000), logdir,
-			    env_int('TRACE_GATE_QUANTUM', 100))
+	res, p = trace_boot(req, n, scalable_trace.GATE_WORKLOADS, req.trace_ms, logdir,
+			    req.trace_gate_quantum)
 	gated = res['results'] if res else []
 	p += scalable_trace.instrument_problems(gated, cpus=(n,))
 	rows = scalable_trace.gate_rows(gated, n)
@@ -276,9 +255,9 @@ def trace_check(logdir):
 	problems += p
 	for name, verdict, detail in rows:
 		log('gate at %d vCPUs: %s: %s (%s)' % (n, name, verdict.upper(), detail))
-	write_results('gate', 'smp%d' % n, gate_text(rows, gated, p), t0, False)
-	os.makedirs(common.OUT, exist_ok=True)
-	with open(os.path.join(common.OUT, 'gate.json'), 'w') as f:
+	write_results(req, 'gate', 'smp%d' % n, gate_text(rows, gated, p), t0, False)
+	os.makedirs(req.out, exist_ok=True)
+	with open(os.path.join(req.out, 'gate.json'), 'w') as f:
 		json.dump({'host_cpus': host_cpus(), 'date': time.strftime('%Y-%m-%dT%H:%M:%S%z'),
 			   'cpus': n, 'gates': rows, 'problems': problems, 'results': gated}, f,
 			  indent=1)
@@ -300,29 +279,29 @@ def gate_text(rows, gated, problems):
 	return text
 
 
-def cmd_run(args):
+def cmd_run(req, args):
 	"""The main job: build the release kernel, boot, test, benchmark, report."""
 	mode = args.mode
-	if mode not in ('quick', 'full', 'long', 'test'):
+	if mode not in MODES:
 		die('MODE must be full, quick or long, not "%s"' % mode)
-	cmd_build(argparse.Namespace(flavours=['release']))
-	smp = default_smp()
-	logdir = os.path.join(common.OUT, 'logs')
+	cmd_build(req, argparse.Namespace(flavours=['release']))
+	smp = default_smp(req)
+	logdir = os.path.join(req.out, 'logs')
 	t0 = time.time()
-	ok, summary = boot_and_judge('release', mode, smp, logdir, cpus=os.environ.get('CPUS'))
-	write_report([summary], 'Scalable series: benchmark report (%s mode)' % mode,
-		     trace=traced_section())
-	with open(os.path.join(common.OUT, 'report.md')) as f:
+	ok, summary = boot_and_judge(req, 'release', mode, smp, logdir, cpus=req.cpus)
+	write_report(req.out, [summary], 'Scalable series: benchmark report (%s mode)' % mode,
+		     trace=traced_section(req))
+	with open(os.path.join(req.out, 'report.md')) as f:
 		text = f.read()
 	# The boot's accelerator: kvm_works() (ACCEL), less a KVM that stayed silent.
-	write_results('run', 'smp%d' % smp, text, t0, summary['accel'] == 'kvm',
+	write_results(req, 'run', 'smp%d' % smp, text, t0, summary['accel'] == 'kvm',
 		      settings={'MODE': mode})
 	return 0 if ok else 1
 
 
-def traced_section():
+def traced_section(req):
 	"""The last make trace's table for the report, or how to get one."""
-	jpath, mpath = trace_paths()
+	jpath, mpath = trace_paths(req)
 	try:
 		with open(mpath) as f:
 			return f.read()
@@ -331,26 +310,27 @@ def traced_section():
 			'that 2 TCG vCPUs cannot show): run `make trace`.')
 
 
-def cmd_test(args):
+def cmd_test(req, args):
 	"""What CI runs: release and debug kernels, all tests, splat check."""
 	flavours = args.flavours
-	cmd_build(argparse.Namespace(flavours=flavours))
-	smp = default_smp()
-	logdir = os.path.join(common.OUT, 'logs')
+	cmd_build(req, argparse.Namespace(flavours=flavours))
+	smp = default_smp(req)
+	logdir = os.path.join(req.out, 'logs')
 	results, summaries = [], []
 	if not args.no_harness_check:
-		results.append(('harness self-check', harness_selfcheck(logdir)))
+		results.append(('harness self-check', harness_selfcheck(req, logdir)))
 	for fl in flavours:
 		# The release boot also runs the upstream kselftests with the
 		# series' switches off, and compares (scalable_upstream_off=1).
-		ok, summary = boot_and_judge(fl, 'test', smp, logdir, upstream_off=fl == 'release')
+		ok, summary = boot_and_judge(req, fl, 'test', smp, logdir,
+					     upstream_off=fl == 'release')
 		results.append((fl, ok))
 		summaries.append(summary)
 	if 'release' in flavours and not args.no_trace:
-		results.append(('tracer checks', trace_check(logdir)))
+		results.append(('tracer checks', trace_check(req, logdir)))
 	if 'release' in flavours and not args.no_selftests_tar:
-		results.append(('selftests-tar test', selftests_tar_test(logdir)))
-	write_report(summaries, 'Scalable series: test report')
+		results.append(('selftests-tar test', selftests_tar_test(req, logdir)))
+	write_report(req.out, summaries, 'Scalable series: test report')
 	failed = [n for n, ok in results if not ok]
 	if failed:
 		log('FAILED: ' + ', '.join(failed))
@@ -359,7 +339,7 @@ def cmd_test(args):
 	return 0
 
 
-def harness_selfcheck(logdir):
+def harness_selfcheck(req, logdir):
 	"""Boot with injected faults: each must be caught, or the harness is broken."""
 	src = os.path.join(common.BUILD, 'src', 'linux')
 	obj = os.path.join(common.BUILD, 'release')
@@ -367,7 +347,7 @@ def harness_selfcheck(logdir):
 	for inject, timeout, want in (('warn', 300, 'kernel splat (WARNING)'),
 				      ('panic', 300, 'kernel panic'),
 				      ('hang', 25, 'did not finish within the timeout')):
-		b = boot(obj, 'release', 2, 'test', logdir, timeout, inject=inject)
+		b = boot(req, obj, 'release', 2, 'test', logdir, timeout, inject=inject)
 		passed, problems, _ = analyze(src, b, logdir, expect_done=False) \
 			if inject != 'warn' else analyze(src, b, logdir)
 		caught = any(want in p for p in problems)
@@ -377,24 +357,25 @@ def harness_selfcheck(logdir):
 	return ok
 
 
-def cmd_boot(args):
+def cmd_boot(req, args):
 	"""Boot an already built kernel once (for debugging the harness)."""
-	smp = default_smp()
-	logdir = os.path.join(common.OUT, 'logs')
+	smp = default_smp(req)
+	logdir = os.path.join(req.out, 'logs')
 	if args.inject != 'none':
-		b = boot(os.path.join(common.BUILD, args.flavour), args.flavour, smp, args.mode,
-			 logdir, env_int('BOOT_TIMEOUT', 60), inject=args.inject)
+		timeout = 60 if req.boot_timeout is None else req.boot_timeout
+		b = boot(req, os.path.join(common.BUILD, args.flavour), args.flavour, smp,
+			 args.mode, logdir, timeout, inject=args.inject)
 		ok, problems, _ = analyze(os.path.join(common.BUILD, 'src', 'linux'), b, logdir,
 					  expect_done=False)
 		for p in problems:
 			log(p)
 		return 0 if ok else 1
-	ok, summary = boot_and_judge(args.flavour, args.mode, smp, logdir, cpus=os.environ.get('CPUS'))
-	write_report([summary], 'Scalable series: boot report')
+	ok, summary = boot_and_judge(req, args.flavour, args.mode, smp, logdir, cpus=req.cpus)
+	write_report(req.out, [summary], 'Scalable series: boot report')
 	return 0 if ok else 1
 
 
-def cmd_check(args):
+def cmd_check(req, args):
 	"""make check (and check-full): the static checks, then real configs.
 
 	make check builds the series' objects on x86_64_defconfig in every
@@ -403,12 +384,12 @@ def cmd_check(args):
 	kernel against the harness's guest.
 	"""
 	t0 = time.time()
-	failures = scalable_series.static_checks()
+	failures = scalable_series.static_checks(req)
 	level = 'full' if args.full else 'objects'
-	failures += ['real config ' + p for p in scalable_configs.real_config_builds(level)]
+	failures += ['real config ' + p for p in scalable_configs.real_config_builds(req, level)]
 	if args.full:
-		debs = scalable_configs.build_deb()
-		failures += ['make deb: ' + p for p in scalable_configs.deb_test(debs)]
+		debs = scalable_configs.build_deb(req)
+		failures += ['make deb: ' + p for p in scalable_configs.deb_test(req, debs)]
 	name = 'make check-full' if args.full else 'make check'
 	if failures:
 		for f in failures:
@@ -419,7 +400,7 @@ def cmd_check(args):
 	return 0
 
 
-def cmd_figures(args):
+def cmd_figures(req, args):
 	"""make figures: every figure in the docs has its committed results file."""
 	problems = scalable_figures.problems(common.TOP)
 	for p in problems:
@@ -431,13 +412,13 @@ def cmd_figures(args):
 	return 0
 
 
-def cmd_deb(args):
+def cmd_deb(req, args):
 	"""make deb: Debian packages of the patched kernel (bindeb-pkg)."""
-	debs = scalable_configs.build_deb()
+	debs = scalable_configs.build_deb(req)
 	for d in debs:
 		print('  ' + os.path.relpath(d, common.TOP))
 	if args.test:
-		problems = scalable_configs.deb_test(debs)
+		problems = scalable_configs.deb_test(req, debs)
 		for p in problems:
 			log(p)
 		return 1 if problems else 0
@@ -463,13 +444,13 @@ def pack_selftests_tar():
 	return obj, src, tar
 
 
-def selftests_tar_test(logdir):
+def selftests_tar_test(req, logdir):
 	"""The tarball's test boot (make test): True if the two reports agree."""
 	obj, src, tar = pack_selftests_tar()
-	return scalable_tar.test(obj, src, tar, logdir)
+	return scalable_tar.test(req, obj, src, tar, logdir)
 
 
-def cmd_selftests_tar(args):
+def cmd_selftests_tar(req, args):
 	"""make selftests-tar: the release kselftests and run_scalable.sh as a tarball.
 
 	With @args.test, also boot it natively in the release guest (mode
@@ -477,23 +458,23 @@ def cmd_selftests_tar(args):
 	analysis of the same boot.
 	"""
 	if not args.no_build:
-		cmd_build(argparse.Namespace(flavours=['release']))
+		cmd_build(req, argparse.Namespace(flavours=['release']))
 	if args.test:
-		return 0 if selftests_tar_test(os.path.join(common.OUT, 'logs')) else 1
+		return 0 if selftests_tar_test(req, os.path.join(req.out, 'logs')) else 1
 	pack_selftests_tar()
 	return 0
 
 
-def soak_boot_from_logs():
+def soak_boot_from_logs(req):
 	"""The boot of the last make soak, read back from its logs.
 
 	For --rejudge: judging again (after a fix to the harness) costs no
 	new 30-minute boot.  The logs are those soak.json names, or else the
 	newest soak console log in out/logs.
 	"""
-	logdir = os.path.join(common.OUT, 'logs')
+	logdir = os.path.join(req.out, 'logs')
 	try:
-		with open(os.path.join(common.OUT, 'soak.json')) as f:
+		with open(os.path.join(req.out, 'soak.json')) as f:
 			last = json.load(f)
 	except (OSError, ValueError):
 		last = {}
@@ -510,14 +491,15 @@ def soak_boot_from_logs():
 	m = re.search(r'Command line: (.*)', con)
 	smp = re.search(r'-smp(\d+)', os.path.basename(console))
 	return {'name': os.path.basename(console)[:-len('.console.log')], 'flavour': 'debug',
-		'smp': int(smp.group(1)) if smp else default_smp(), 'accel': last.get('accel', 'tcg'),
+		'smp': int(smp.group(1)) if smp else default_smp(req),
+		'accel': last.get('accel', 'tcg'),
 		'mode': 'test', 'console': console, 'tap': tap, 'console_text': con,
 		'tap_text': open(tap, errors='replace').read(),
 		'ended': 'exit' if 'SCALABLE: done' in con else 'timeout', 'qemu_rc': 0,
 		'seconds': last.get('wall_seconds', 0), 'append': m.group(1).strip() if m else ''}
 
 
-def cmd_soak(args):
+def cmd_soak(req, args):
 	"""make soak: the kselftest torture on the debug kernel for a given time.
 
 	Its hotplug and faults phases alternate (the ast_mutex stress and
@@ -530,20 +512,20 @@ def cmd_soak(args):
 	seconds = args.seconds
 	if seconds < 60:
 		die('soak: --seconds must be at least 60')
-	logdir = os.path.join(common.OUT, 'logs')
+	logdir = os.path.join(req.out, 'logs')
 	if args.rejudge:
-		b = soak_boot_from_logs()
+		b = soak_boot_from_logs(req)
 		m = re.search(r'scalable_soak=(\d+)', b['append'])
 		seconds = int(m.group(1)) if m else seconds
 		smp = b['smp']
 	else:
-		cmd_build(argparse.Namespace(flavours=['debug']))
-		smp = default_smp()
-		os.environ['KERNEL_ARGS'] = ' '.join([os.environ.get('KERNEL_ARGS', ''),
-						      'scalable_soak=%d' % seconds,
-						      'scalable_tests=torture', 'scalable_upstream=none'])
-		b = boot(os.path.join(common.BUILD, 'debug'), 'debug', smp, 'test', logdir,
-			 seconds + boot_timeout('debug', 'test'))
+		cmd_build(req, argparse.Namespace(flavours=['debug']))
+		smp = default_smp(req)
+		soak = dataclasses.replace(req, kernel_args=' '.join([
+			req.kernel_args, 'scalable_soak=%d' % seconds, 'scalable_tests=torture',
+			'scalable_upstream=none']))
+		b = boot(soak, os.path.join(common.BUILD, 'debug'), 'debug', smp, 'test', logdir,
+			 seconds + boot_timeout(soak, 'debug', 'test'))
 	ok, problems, _ = analyze(os.path.join(common.BUILD, 'src', 'linux'), b, logdir)
 	totals = parse_torture_totals(b['tap_text'])
 	splats = find_splats(b['console_text'])
@@ -555,10 +537,10 @@ def cmd_soak(args):
 	       'accel': b['accel'], 'console': b['console'], 'append': b['append'],
 	       'rejudged': bool(args.rejudge),
 	       'totals': totals, 'reports': len(splats), 'problems': problems}
-	os.makedirs(common.OUT, exist_ok=True)
-	with open(os.path.join(common.OUT, 'soak.json'), 'w') as f:
+	os.makedirs(req.out, exist_ok=True)
+	with open(os.path.join(req.out, 'soak.json'), 'w') as f:
 		json.dump(res, f, indent=1)
-	with open(os.path.join(common.OUT, 'soak.md'), 'w') as f:
+	with open(os.path.join(req.out, 'soak.md'), 'w') as f:
 		f.write('# Soak: kselftest torture on the debug kernel\n\n')
 		f.write('%s%s; asked %d s, boot took %d s, %d vCPUs, %s; kernel reports: %d\n\n' %
 			(res['verdict'], ' (judged again from the logs)' if args.rejudge else '',
@@ -575,7 +557,7 @@ def cmd_soak(args):
 	return 0 if ok else 1
 
 
-def cmd_tcg_check(args):
+def cmd_tcg_check(req, args):
 	"""Whether this QEMU's TCG runs stale code after a static-key flip.
 
 	Boots the debug kernel (CONFIG_JUMP_LABEL, CONFIG_SCHED_DEBUG) with
@@ -587,44 +569,43 @@ def cmd_tcg_check(args):
 	single-threaded boot does not finish cleanly, which would make that
 	choice wrong; the multi-threaded result is reported either way.
 	"""
-	cmd_build(argparse.Namespace(flavours=['debug']))
+	cmd_build(req, argparse.Namespace(flavours=['debug']))
 	obj = os.path.join(common.BUILD, 'debug')
-	logdir = os.path.join(common.OUT, 'logs')
-	smp = max(2, default_smp())
+	logdir = os.path.join(req.out, 'logs')
+	smp = max(2, default_smp(req))
 	ok = True
-	saved = os.environ.get('TCG_THREAD')
-	try:
-		for thread in ('multi', 'single'):
-			os.environ['TCG_THREAD'] = thread
-			b = boot(obj, 'debug', smp, 'test', logdir, args.timeout, accel='tcg',
-				 extra_append='kunit.enable=0 scalable_keyflip=%d' % args.rounds,
-				 tag='keyflip-' + thread)
-			rounds, int3 = parse_keyflip(b['console_text'])
-			others = [s for s in find_splats(b['console_text'])
-				  if s[0] != 'stack trace' and 'int3' not in s[1]]
-			clean = rounds == args.rounds and not int3 and not others
-			log('tcg-check: %s-threaded TCG, %d vCPUs: %s after %.0f s' %
-			    (thread, smp, 'clean, %d rounds of %d key flips' % (rounds, 10 * rounds)
-			     if clean else '; '.join(int3 + [s[1] for s in others]) or
-			     'did not finish (%s)' % b['ended'], b['seconds']))
-			if thread == 'single' and not clean:
-				ok = False
-	finally:
-		if saved is None:
-			os.environ.pop('TCG_THREAD', None)
-		else:
-			os.environ['TCG_THREAD'] = saved
+	for thread in ('multi', 'single'):
+		b = boot(dataclasses.replace(req, tcg_thread=thread), obj, 'debug', smp, 'test',
+			 logdir, args.timeout, accel='tcg',
+			 extra_append='kunit.enable=0 scalable_keyflip=%d' % args.rounds,
+			 tag='keyflip-' + thread)
+		rounds, int3 = parse_keyflip(b['console_text'])
+		others = [s for s in find_splats(b['console_text'])
+			  if s[0] != 'stack trace' and 'int3' not in s[1]]
+		clean = rounds == args.rounds and not int3 and not others
+		log('tcg-check: %s-threaded TCG, %d vCPUs: %s after %.0f s' %
+		    (thread, smp, 'clean, %d rounds of %d key flips' % (rounds, 10 * rounds)
+		     if clean else '; '.join(int3 + [s[1] for s in others]) or
+		     'did not finish (%s)' % b['ended'], b['seconds']))
+		if thread == 'single' and not clean:
+			ok = False
 	return 0 if ok else 1
 
 
 def main():
+	# The settings first, all of them checked before anything runs; some
+	# are the defaults of options below (MODE, SOAK_SECONDS).
+	try:
+		req = request_from_env(os.environ)
+	except HarnessError as e:
+		die(str(e))
 	ap = argparse.ArgumentParser(description=__doc__)
 	sub = ap.add_subparsers(dest='cmd', required=True)
 	sub.add_parser('prepare', help='install packages, unpack and patch the base')
 	p = sub.add_parser('build', help='build kernels, selftests and initramfs')
 	p.add_argument('flavours', nargs='*', default=list(FLAVOURS))
 	p = sub.add_parser('run', help='main job: build, boot, test and benchmark the release kernel')
-	p.add_argument('--mode', default=os.environ.get('MODE') or 'full')
+	p.add_argument('--mode', default=req.mode or 'full')
 	p = sub.add_parser('test', help='CI: build and boot release and debug, fail on any failure')
 	p.add_argument('flavours', nargs='*', default=list(FLAVOURS))
 	p.add_argument('--no-harness-check', action='store_true')
@@ -633,7 +614,7 @@ def main():
 		       help='skip the native run of the selftests-tar tarball in the guest')
 	p = sub.add_parser('boot', help='boot a built kernel once')
 	p.add_argument('flavour', choices=FLAVOURS)
-	p.add_argument('--mode', default=os.environ.get('MODE') or 'test')
+	p.add_argument('--mode', default=req.mode or 'test')
 	p.add_argument('--inject', default='none', choices=('none', 'warn', 'panic', 'hang'))
 	p = sub.add_parser('series', help='export the series with git format-patch')
 	p.add_argument('--build', action='store_true', help='build every step of the series')
@@ -658,7 +639,7 @@ def main():
 	p.add_argument('--rounds', type=int, default=200)
 	p.add_argument('--timeout', type=int, default=900)
 	p = sub.add_parser('soak', help='the kselftest torture on the debug kernel for a while')
-	p.add_argument('--seconds', type=int, default=env_int('SOAK_SECONDS', 1800))
+	p.add_argument('--seconds', type=int, default=req.soak_seconds)
 	p.add_argument('--rejudge', action='store_true',
 		       help='judge the last soak\'s logs again, without a boot')
 	args = ap.parse_args()
@@ -670,7 +651,7 @@ def main():
 			'boot': cmd_boot, 'trace': cmd_trace, 'soak': cmd_soak,
 			'selftests-tar': cmd_selftests_tar, 'tcg-check': cmd_tcg_check,
 			'series': scalable_series.cmd_series, 'figures': cmd_figures,
-			'check': cmd_check, 'deb': cmd_deb}[args.cmd](args) or 0
+			'check': cmd_check, 'deb': cmd_deb}[args.cmd](req, args) or 0
 	except HarnessError as e:
 		die(str(e), 1)
 	except KeyboardInterrupt:

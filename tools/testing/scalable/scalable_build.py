@@ -17,8 +17,9 @@ import scalable_common as common
 from scalable_common import HarnessError, die, host_cpus, log, machine_lock, run
 from scalable_tree import prepare_src
 
-def make_cmd(src, obj, *targets, extra=()):
-	jobs = os.environ.get('JOBS') or str(host_cpus())
+def make_cmd(req, src, obj, *targets, extra=()):
+	"""make of @targets in the tree @src, objects in @obj, @req's JOBS jobs."""
+	jobs = str(req.jobs or host_cpus())
 	cc = 'ccache gcc' if shutil.which('ccache') else 'gcc'
 	return ['make', '-C', src, 'O=' + obj, 'CC=' + cc, 'HOSTCC=' + cc, '-j' + jobs,
 		'-s'] + list(extra) + list(targets)
@@ -41,7 +42,7 @@ def fragments(flavour):
 	return ['scalable.config', 'scalable-%s.config' % flavour]
 
 
-def configure(src, obj, flavour):
+def configure(req, src, obj, flavour):
 	frags = fragments(flavour)
 	ident = hashlib.sha256(b''.join(open(os.path.join(src, 'kernel', 'configs', f), 'rb').read()
 				       for f in frags)).hexdigest()
@@ -50,8 +51,8 @@ def configure(src, obj, flavour):
 	   os.path.exists(os.path.join(obj, '.config')):
 		return
 	os.makedirs(obj, exist_ok=True)
-	r = subprocess.run(make_cmd(src, obj, 'tinyconfig', *frags), capture_output=True, text=True,
-			   env=build_env())
+	r = subprocess.run(make_cmd(req, src, obj, 'tinyconfig', *frags), capture_output=True,
+			   text=True, env=build_env())
 	if r.returncode != 0:
 		raise HarnessError('configuring %s failed:\n%s' % (flavour, r.stdout + r.stderr))
 	final = config_values(os.path.join(obj, '.config'))
@@ -68,16 +69,16 @@ def configure(src, obj, flavour):
 		f.write(ident)
 
 
-def build_kernel(flavour):
+def build_kernel(req, flavour):
 	if flavour not in common.FLAVOURS:
 		die('unknown config "%s": choose one of %s' % (flavour, ', '.join(common.FLAVOURS)))
-	with machine_lock('building %s' % flavour):
-		src = prepare_src()
+	with machine_lock(req, 'building %s' % flavour):
+		src = prepare_src(req)
 		obj = os.path.join(common.BUILD, flavour)
-		configure(src, obj, flavour)
+		configure(req, src, obj, flavour)
 		t0 = time.time()
 		log('building the %s kernel in build/%s' % (flavour, flavour))
-		run(make_cmd(src, obj, 'bzImage', 'headers'), env=build_env())
+		run(make_cmd(req, src, obj, 'bzImage', 'headers'), env=build_env())
 		log('%s kernel built in %.0f s' % (flavour, time.time() - t0))
 		build_selftests(src, obj, flavour)
 		build_initramfs(obj, flavour)

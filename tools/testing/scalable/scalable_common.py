@@ -2,9 +2,10 @@
 #
 # The leaf of the harness that every other module imports: the paths of the
 # checkout, what the guest runs (kernel flavours, kselftest targets,
-# benchmarks), logging, running commands, the machine-wide lock and the
-# environment variables that every command reads.  It imports no other
-# module of the harness.
+# benchmarks), logging, running commands and the machine-wide lock.  It
+# imports no other module of the harness.  The settings of a run (the
+# environment variables) are scalable_request.py's: its Request is passed
+# down to the functions here that need one.
 #
 # The other modules read the tables here as scalable_common.NAME at call
 # time, not through "from scalable_common import NAME", so that a unit test
@@ -20,7 +21,6 @@ import sys
 TOP = os.path.realpath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
 HARNESS = os.path.join(TOP, 'tools', 'testing', 'scalable')
 BUILD = os.path.join(TOP, 'build')
-OUT = os.environ.get('SCALABLE_OUT') or os.path.join(TOP, 'out')
 PATCHES = os.path.join(TOP, 'patches')
 
 FLAVOURS = ('release', 'debug', 'kcsan')
@@ -210,36 +210,18 @@ def host_cpus():
 	return len(os.sched_getaffinity(0))
 
 
-def qemu_binary():
-	"""The QEMU that boots the guests: $QEMU or qemu-system-x86_64 on $PATH."""
-	return os.environ.get('QEMU') or 'qemu-system-x86_64'
-
-
-def env_int(name, default):
-	v = os.environ.get(name)
-	if not v:
-		return default
-	if not v.isdigit():
-		die('%s must be a whole number of seconds, not "%s"' % (name, v))
-	return int(v)
-
-
-def default_smp():
-	v = os.environ.get('SMP')
-	if v:
-		if not v.isdigit() or int(v) < 1 or int(v) > 64:
-			die('SMP must be a number from 1 to 64, not "%s"' % v)
-		return int(v)
-	return max(2, host_cpus())
+def default_smp(req):
+	"""The guests' vCPUs: @req's SMP, else the host's CPUs, at least 2."""
+	return req.smp or max(2, host_cpus())
 
 
 @contextlib.contextmanager
-def machine_lock(what):
+def machine_lock(req, what):
 	"""One kernel build or guest boot at a time per machine.
 
 	Two at once on a small machine make both slow, and a build beside a boot
 	distorts the benchmark numbers; several checkouts (git worktrees) of the
-	project share this lock.
+	project share this lock, the file @req.lock (SCALABLE_LOCK).
 	"""
 	global _lock_depth
 	if _lock_depth:
@@ -249,7 +231,7 @@ def machine_lock(what):
 		finally:
 			_lock_depth -= 1
 		return
-	path = os.environ.get('SCALABLE_LOCK', '/tmp/scalable-machine.lock')
+	path = req.lock
 	with open(path, 'a') as f:
 		try:
 			fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -26,8 +26,8 @@ from scalable_build import configure as guest_configure
 from scalable_common import HarnessError, log, machine_lock, run
 from scalable_parser import analyze, series_kunit_suites
 from scalable_qemu import boot, boot_timeout
-from scalable_tree import (DEB_PACKAGES, ensure_packages, prepare_src, series_files,
-			   series_patches, unpack_base)
+from scalable_tree import (DEB_PACKAGES, base_package_needed, ensure_packages, prepare_src,
+			   series_files, series_patches, unpack_base)
 
 # Options of the base kernel that the series' options need on every real
 # config: KUnit for the test suites (which then run only when booted with
@@ -142,7 +142,7 @@ def stock_config_problems(obj, frags, series):
 	return bad
 
 
-def build_stock():
+def build_stock(req):
 	"""Unpatched 6.12 with the release guest's configuration, in build/stock.
 
 	For measurements against stock 6.12 (make trace TRACE_KERNEL=stock):
@@ -153,10 +153,10 @@ def build_stock():
 	and without the series' switches the benchmarks register their
 	"-stock" modes only.  Returns the object directory.
 	"""
-	build_kernel('release')
-	with machine_lock('building stock'):
-		src = prepare_src()
-		base = unpack_base()
+	build_kernel(req, 'release')
+	with machine_lock(req, 'building stock'):
+		src = prepare_src(req)
+		base = unpack_base(req)
 		obj = os.path.join(common.BUILD, STOCK_OBJ)
 		frags = [os.path.join(src, 'kernel', 'configs', f)
 			 for f in ('scalable.config', 'scalable-release.config')]
@@ -167,10 +167,10 @@ def build_stock():
 		if not (os.path.exists(stamp) and open(stamp).read() == h.hexdigest() and
 			os.path.exists(os.path.join(obj, '.config'))):
 			os.makedirs(obj, exist_ok=True)
-			run_quiet(make_cmd(base, obj, 'tinyconfig'))
+			run_quiet(make_cmd(req, base, obj, 'tinyconfig'))
 			run_quiet([os.path.join(base, 'scripts', 'kconfig', 'merge_config.sh'), '-m',
 				   '-O', obj, os.path.join(obj, '.config')] + frags, cwd=base)
-			run_quiet(make_cmd(base, obj, 'olddefconfig'))
+			run_quiet(make_cmd(req, base, obj, 'olddefconfig'))
 			bad = stock_config_problems(obj, frags, series_options())
 			if bad:
 				raise HarnessError('the release fragments did not take effect on the '
@@ -179,7 +179,7 @@ def build_stock():
 				f.write(h.hexdigest())
 		t0 = time.time()
 		log('building stock 6.12 (the base, release config) in build/%s' % STOCK_OBJ)
-		run(make_cmd(base, obj, 'bzImage'), env=build_env())
+		run(make_cmd(req, base, obj, 'bzImage'), env=build_env())
 		log('stock kernel built in %.0f s' % (time.time() - t0))
 	return obj
 
@@ -254,7 +254,7 @@ def config_mismatches(final, want):
 		for k, v in want.items() if final.get(k, 'n') != v]
 
 
-def configure(src, obj, base, requested):
+def configure(req, src, obj, base, requested):
 	"""@base ('defconfig' or a config file) plus @requested, in @obj.
 
 	Uses the kernel's merge_config.sh and olddefconfig.  Returns the
@@ -262,11 +262,11 @@ def configure(src, obj, base, requested):
 	"""
 	os.makedirs(obj, exist_ok=True)
 	if base == 'defconfig':
-		r = subprocess.run(make_cmd(src, obj, 'defconfig'), capture_output=True, text=True,
-				   env=build_env())
+		r = subprocess.run(make_cmd(req, src, obj, 'defconfig'), capture_output=True,
+				   text=True, env=build_env())
 	else:
 		shutil.copy(base, os.path.join(obj, '.config'))
-		r = subprocess.run(make_cmd(src, obj, 'olddefconfig'), capture_output=True,
+		r = subprocess.run(make_cmd(req, src, obj, 'olddefconfig'), capture_output=True,
 				   text=True, env=build_env())
 	if r.returncode != 0:
 		raise HarnessError('configuring %s failed:\n%s' % (base, r.stdout + r.stderr))
@@ -281,8 +281,8 @@ def configure(src, obj, base, requested):
 			raise HarnessError('merge_config.sh failed:\n' + r.stdout + r.stderr)
 	finally:
 		os.unlink(frag)
-	r = subprocess.run(make_cmd(src, obj, 'olddefconfig'), capture_output=True, text=True,
-			   env=build_env())
+	r = subprocess.run(make_cmd(req, src, obj, 'olddefconfig'), capture_output=True,
+			   text=True, env=build_env())
 	if r.returncode != 0:
 		raise HarnessError('olddefconfig failed:\n' + r.stdout + r.stderr)
 	return config_values(os.path.join(obj, '.config'))
@@ -389,10 +389,10 @@ def diagnostics(text):
 		if re.search(r'\b(warning|error|Error)\b[: ]', l)]
 
 
-def build_variant(src, obj, name, requested, expected, level):
+def build_variant(req, src, obj, name, requested, expected, level):
 	"""Configure and build one variant; returns (problems, seconds)."""
 	t0 = time.time()
-	final = configure(src, obj, 'defconfig', requested)
+	final = configure(req, src, obj, 'defconfig', requested)
 	problems = ['%s: %s' % (name, m) for m in config_mismatches(final, expected)]
 	if problems:
 		return problems, time.time() - t0
@@ -410,7 +410,7 @@ def build_variant(src, obj, name, requested, expected, level):
 		targets = objs
 	else:
 		targets = ['all']
-	r = subprocess.run(make_cmd(src, obj, *targets), capture_output=True, text=True,
+	r = subprocess.run(make_cmd(req, src, obj, *targets), capture_output=True, text=True,
 			   env=build_env())
 	out = r.stdout + r.stderr
 	diag = diagnostics(out)
@@ -427,21 +427,21 @@ def build_variant(src, obj, name, requested, expected, level):
 	return problems, time.time() - t0
 
 
-def real_config_builds(level):
+def real_config_builds(req, level):
 	"""Build every variant at @level ('objects' or 'full'); returns problems.
 
 	The variants share one object directory per preemption model
 	(build/defconfig, build/defconfig-rt), so that kbuild's per-symbol
 	dependencies rebuild only what a switched option touches.
 	"""
-	src = prepare_src()
+	src = prepare_src(req)
 	problems, times = [], []
 	for name, requested, expected in variants(series_options()):
 		obj = os.path.join(common.BUILD, 'defconfig-rt' if name == 'preempt-rt' else 'defconfig')
-		with machine_lock('building x86_64_defconfig %s' % name):
+		with machine_lock(req, 'building x86_64_defconfig %s' % name):
 			log('x86_64_defconfig %s: building %s' %
 			    (name, 'the series\' objects' if level == 'objects' else 'the kernel'))
-			p, secs = build_variant(src, obj, name, requested, expected, level)
+			p, secs = build_variant(req, src, obj, name, requested, expected, level)
 		problems += p
 		times.append((name, secs))
 		log('x86_64_defconfig %s: %s in %.0f s' % (name, 'FAILED' if p else 'ok', secs))
@@ -461,16 +461,10 @@ DEB_DIR = os.path.join(common.BUILD, 'debs')
 DEB_OUTPUTS = ('*.deb', '*.buildinfo', '*.changes')
 
 
-def deb_base_config():
-	"""DEB_CONFIG, else the running Debian kernel's, else defconfig."""
-	want = os.environ.get('DEB_CONFIG')
-	if want:
-		if want in ('defconfig', 'guest'):
-			return want
-		if not os.path.isfile(want):
-			raise HarnessError('DEB_CONFIG=%s: no such file (give a kernel .config, '
-					   '"defconfig" or "guest")' % want)
-		return os.path.abspath(want)
+def deb_base_config(req):
+	"""@req's DEB_CONFIG, else the running Debian kernel's, else defconfig."""
+	if req.deb_config:
+		return req.deb_config
 	running = '/boot/config-' + os.uname().release
 	if os.path.isfile(running):
 		return running
@@ -482,25 +476,24 @@ def deb_packages():
 	return sorted(glob.glob(os.path.join(DEB_DIR, '*.deb')))
 
 
-def build_deb():
+def build_deb(req):
 	"""bindeb-pkg of the patched tree; returns the .deb paths."""
-	ensure_packages(need_base=not (os.environ.get('LINUX_TREE') or
-				       os.environ.get('LINUX_TARBALL')), extra=DEB_PACKAGES)
-	src = prepare_src()
-	base = deb_base_config()
+	ensure_packages(need_base=base_package_needed(req), extra=DEB_PACKAGES)
+	src = prepare_src(req)
+	base = deb_base_config(req)
 	obj = DEB_OBJ
 	matrix = variants(series_options())
 	requested = matrix[0][1]
-	with machine_lock('building the Debian packages'):
+	with machine_lock(req, 'building the Debian packages'):
 		for d in (DEB_DIR, common.BUILD):
 			for pattern in DEB_OUTPUTS:
 				for old in glob.glob(os.path.join(d, pattern)):
 					os.unlink(old)
 		if base == 'guest':
-			guest_configure(src, obj, 'release')
+			guest_configure(req, src, obj, 'release')
 			final = config_values(os.path.join(obj, '.config'))
 		else:
-			final = configure(src, obj, base, requested)
+			final = configure(req, src, obj, base, requested)
 		want = matrix[-1][2] if final.get('CONFIG_PREEMPT_RT') == 'y' else matrix[0][2]
 		bad = config_mismatches(final, want)
 		if bad:
@@ -509,7 +502,7 @@ def build_deb():
 		log('building Debian packages from %s plus the series\' options in %s' %
 		    (base, os.path.relpath(obj, common.TOP)))
 		t0 = time.time()
-		common.run(make_cmd(src, obj, 'bindeb-pkg', extra=['LOCALVERSION=-scalable']),
+		common.run(make_cmd(req, src, obj, 'bindeb-pkg', extra=['LOCALVERSION=-scalable']),
 			   env=build_env())
 		log('bindeb-pkg took %.0f s' % (time.time() - t0))
 		os.makedirs(DEB_DIR, exist_ok=True)
@@ -587,11 +580,11 @@ def kunit_suite_counts(path):
 	return {k: tuple(v) for k, v in out.items()}
 
 
-def boot_summary(obj, tag, logdir, extra_append=''):
+def boot_summary(req, obj, tag, logdir, extra_append=''):
 	"""Boot @obj's bzImage and initramfs in test mode; returns (ok, summary)."""
 	src = os.path.join(common.BUILD, 'src', 'linux')
-	b = boot(obj, 'release', common.default_smp(), 'test', logdir,
-		 boot_timeout('release', 'test') + 300, extra_append=extra_append, tag=tag)
+	b = boot(req, obj, 'release', common.default_smp(req), 'test', logdir,
+		 boot_timeout(req, 'release', 'test') + 300, extra_append=extra_append, tag=tag)
 	ok, problems, summary = analyze(src, b, logdir)
 	summary['kunit_suites'] = kunit_suite_counts(os.path.join(logdir, b['name'] +
 								  '.kunit.json'))
@@ -616,7 +609,7 @@ def series_suites():
 DEB_EXCLUDED = {}
 
 
-def deb_test(debs):
+def deb_test(req, debs):
 	"""Boot the packaged image and the harness's release guest; compare.
 
 	Both boot with the release flavour's initramfs (its kselftests and
@@ -626,8 +619,8 @@ def deb_test(debs):
 	compare.  Returns the problems (a failed boot, or a difference in the series'
 	KUnit suites or in any kselftest target's counts).
 	"""
-	guest_obj = build_kernel('release')
-	logdir = os.path.join(common.OUT, 'logs')
+	guest_obj = build_kernel(req, 'release')
+	logdir = os.path.join(req.out, 'logs')
 	boot_obj = os.path.join(DEB_DIR, 'boot')
 	vmlinuz = deb_image(debs, os.path.join(DEB_DIR, 'image'))
 	shutil.rmtree(boot_obj, ignore_errors=True)
@@ -642,8 +635,9 @@ def deb_test(debs):
 	exclude = 'scalable_exclude=' + ','.join(sorted(DEB_EXCLUDED)) if DEB_EXCLUDED else ''
 	for t, why in sorted(DEB_EXCLUDED.items()):
 		log('left out of both boots: %s: %s' % (t, why))
-	gok, guest = boot_summary(guest_obj, '', logdir, extra_append=exclude)
-	dok, deb = boot_summary(boot_obj, 'deb', logdir, extra_append=('kunit.enable=1 ' + exclude).strip())
+	gok, guest = boot_summary(req, guest_obj, '', logdir, extra_append=exclude)
+	dok, deb = boot_summary(req, boot_obj, 'deb', logdir,
+				extra_append=('kunit.enable=1 ' + exclude).strip())
 	if not gok:
 		problems.append('the harness\'s release guest failed: ' + '; '.join(guest['problems']))
 	if not dok:

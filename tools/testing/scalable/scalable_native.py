@@ -81,8 +81,7 @@ def report(logdir):
 	"""Judge the run in @logdir, write its report there; True if it passed."""
 	b = native_boot(logdir)
 	ok, problems, summary = analyze(None, b, logdir)
-	common.OUT = logdir
-	write_report([summary], title(b))
+	write_report(logdir, [summary], title(b))
 	return ok
 
 

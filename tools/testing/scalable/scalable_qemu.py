@@ -14,16 +14,16 @@ import time
 
 import scalable_common as common
 import scalable_schedule as schedule
-from scalable_common import HarnessError, default_smp, die, env_int, log, machine_lock
+from scalable_common import HarnessError, default_smp, log, machine_lock
 
 
-def kvm_works():
-	"""/dev/kvm can exist without usable hardware virtualization: check both."""
-	forced = os.environ.get('ACCEL')
-	if forced:
-		if forced not in ('kvm', 'tcg'):
-			die('ACCEL must be kvm or tcg, not "%s"' % forced)
-		return forced == 'kvm'
+def kvm_works(req):
+	"""/dev/kvm can exist without usable hardware virtualization: check both.
+
+	@req's ACCEL (kvm or tcg) decides instead, when set.
+	"""
+	if req.accel:
+		return req.accel == 'kvm'
 	if not os.access('/dev/kvm', os.R_OK | os.W_OK):
 		return False
 	try:
@@ -33,9 +33,11 @@ def kvm_works():
 	return bool(re.search(r'^flags\s*:.*\b(vmx|svm)\b', flags, re.M))
 
 
-def qemu_cmd(obj, smp, accel, append, console, tap, mem, extra_qemu_args=(), sockets=1,
+def qemu_cmd(req, obj, smp, accel, append, console, tap, mem, extra_qemu_args=(), sockets=1,
 	     initrd=None):
 	"""The QEMU command line that boots build/<flavour> (@obj).
+
+	The QEMU is @req's (QEMU), and its TCG thread mode tcg_thread()'s.
 
 	@initrd replaces @obj's initramfs.cpio.gz (make selftests-tar's test
 	boots its own).
@@ -47,7 +49,7 @@ def qemu_cmd(obj, smp, accel, append, console, tap, mem, extra_qemu_args=(), soc
 	@extra_qemu_args go last, after the harness's own options, e.g. a TCG
 	plugin: ('-plugin', 'lib.so,arg=...', '-d', 'plugin', '-D', 'file').
 	"""
-	cmd = [common.qemu_binary(), '-M', 'pc', '-m', mem,
+	cmd = [req.qemu, '-M', 'pc', '-m', mem,
 	       '-smp', str(smp) if sockets <= 1 else
 	       '%d,sockets=%d,cores=%d,threads=1' % (smp, sockets, smp // sockets), '-nodefaults', '-display', 'none', '-no-reboot',
 	       '-kernel', os.path.join(obj, 'arch', 'x86', 'boot', 'bzImage'),
@@ -58,7 +60,7 @@ def qemu_cmd(obj, smp, accel, append, console, tap, mem, extra_qemu_args=(), soc
 	if accel == 'kvm':
 		cmd += ['-accel', 'kvm', '-cpu', 'host']
 	else:
-		cmd += ['-accel', 'tcg,thread=' + tcg_thread(obj), '-cpu', 'max']
+		cmd += ['-accel', 'tcg,thread=' + tcg_thread(req, obj), '-cpu', 'max']
 	return cmd + list(extra_qemu_args)
 
 
@@ -71,7 +73,7 @@ def kernel_config_has(obj, option):
 	return re.search(r'^CONFIG_%s=y$' % option, text, re.M) is not None
 
 
-def tcg_thread(obj):
+def tcg_thread(req, obj):
 	"""TCG's thread mode for the kernel of @obj: "multi" or "single".
 
 	Multi-threaded TCG (a host thread per vCPU) executes stale translated
@@ -84,14 +86,11 @@ def tcg_thread(obj):
 	(one host thread, vCPUs in turn, so no translation overlaps a write)
 	never did (QEMU 7.2, both measured: README, "Static keys under TCG";
 	the overlap is our reading of the results, not traced in QEMU).  So a
-	kernel whose static keys patch text boots single-threaded;
+	kernel whose static keys patch text boots single-threaded; @req's
 	TCG_THREAD=multi|single overrides.
 	"""
-	forced = os.environ.get('TCG_THREAD')
-	if forced:
-		if forced not in ('multi', 'single'):
-			die('TCG_THREAD must be multi or single, not "%s"' % forced)
-		return forced
+	if req.tcg_thread:
+		return req.tcg_thread
 	return 'single' if kernel_config_has(obj, 'JUMP_LABEL') else 'multi'
 
 
@@ -101,29 +100,17 @@ def tcg_thread(obj):
 NUMA_FLAVOURS = {'kcsan': 2}
 
 
-def numa_nodes(flavour, smp):
+def numa_nodes(req, flavour, smp):
 	"""How many NUMA nodes a guest of @flavour at @smp vCPUs gets.
 
-	NUMA_NODES overrides (1: a flat machine).  Each node is a socket of
-	its own with an equal share of the vCPUs, so the count is lowered to
+	@req's NUMA_NODES overrides (1: a flat machine).  Each node is a socket
+	of its own with an equal share of the vCPUs, so the count is lowered to
 	the largest that divides @smp.
 	"""
-	n = max(1, min(env_int('NUMA_NODES', 0) or NUMA_FLAVOURS.get(flavour, 1), smp))
+	n = max(1, min(req.numa_nodes or NUMA_FLAVOURS.get(flavour, 1), smp))
 	while smp % n:
 		n -= 1
 	return n
-
-
-def guest_mem_mib():
-	"""The guest's memory in MiB: MEM, default 3072 (see README, KVM).
-
-	More than 2 GiB: upstream mm:mremap_test maps 2 GiB regions, which the
-	default overcommit heuristic refuses in a guest with less memory.
-	"""
-	v = os.environ.get('MEM') or '3072'
-	if not v.isdigit() or int(v) < 256:
-		die('MEM must be the guest memory in MiB, at least 256, not "%s"' % v)
-	return int(v)
 
 
 def check_numa_config(obj, flavour, nodes):
@@ -180,11 +167,13 @@ def tcg_tsc_param(accel):
 	return ''
 
 
-def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None,
+def boot(req, obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None,
 	 extra_qemu_args=(), accel=None, extra_append='', tag='', initrd=None,
 	 upstream_off=False):
 	"""Boot once; return dict with console and tap logs and how it ended.
 
+	@req gives QEMU, its accelerator and TCG thread mode, the guest's
+	memory and NUMA nodes, and KERNEL_ARGS.
 	@extra_qemu_args are appended to the QEMU command line (qemu_cmd()).
 	@accel 'kvm' or 'tcg' forces the accelerator (a TCG plugin needs TCG);
 	None detects it (kvm_works(), which honours ACCEL).
@@ -199,7 +188,7 @@ def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None,
 	os.makedirs(logdir, exist_ok=True)
 	# KERNEL_ARGS: extra kernel command-line words, e.g. dcache_oplog=off to
 	# run the tests on the stock dentry path; their logs get their own names.
-	kargs = ' '.join(os.environ.get('KERNEL_ARGS', '').split())
+	kargs = ' '.join(req.kernel_args.split())
 	name = '%s%s-smp%d%s%s' % (flavour, '-' + tag if tag else '', smp,
 				   '' if inject == 'none' else '-inject-' + inject,
 				   '-' + re.sub(r'[^A-Za-z0-9]+', '_', kargs) if kargs else '')
@@ -219,12 +208,12 @@ def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None,
 	if kargs:
 		append += ' ' + kargs
 	if accel is None:
-		accel = 'kvm' if kvm_works() else 'tcg'
+		accel = 'kvm' if kvm_works(req) else 'tcg'
 	elif accel not in ('kvm', 'tcg'):
 		raise HarnessError('boot(): accel must be kvm, tcg or None, not %r' % (accel,))
-	mem_mib = guest_mem_mib()
+	mem_mib = req.mem
 	mem = '%dM' % mem_mib
-	nodes = numa_nodes(flavour, smp)
+	nodes = numa_nodes(req, flavour, smp)
 	check_numa_config(obj, flavour, nodes)
 	numa = numa_qemu_args(nodes, smp, mem_mib)
 	items = schedule.boot_schedule(mode, smp, cpus, append)
@@ -235,14 +224,15 @@ def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None,
 	for attempt in (1, 2):
 		for p in (console, tap):
 			open(p, 'w').close()
-		cmd = qemu_cmd(obj, smp, accel, append + tcg_tsc_param(accel), console, tap, mem,
-			       numa + list(extra_qemu_args), sockets=nodes, initrd=initrd)
+		cmd = qemu_cmd(req, obj, smp, accel, append + tcg_tsc_param(accel), console, tap,
+			       mem, numa + list(extra_qemu_args), sockets=nodes, initrd=initrd)
 		log('booting %s kernel, -smp %d%s, %s, mode %s (console: %s)' %
 		    (flavour, smp, ', %d NUMA nodes' % nodes if nodes > 1 else '',
-		     accel.upper() + (' ' + tcg_thread(obj) + '-threaded' if accel == 'tcg' else ''),
+		     accel.upper() + (' ' + tcg_thread(req, obj) + '-threaded' if accel == 'tcg'
+				      else ''),
 		     mode, os.path.relpath(console, common.TOP)))
 		t0 = time.time()
-		with machine_lock('booting'):
+		with machine_lock(req, 'booting'):
 			# Time the guest, not the wait for the lock.
 			t0 = time.time()
 			progress = schedule.Progress(items, t0) if items else None
@@ -269,7 +259,7 @@ def boot(obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None,
 		'ended': ended or 'exit', 'qemu_rc': proc.returncode, 'seconds': secs,
 		'append': append, 'numa_nodes': nodes, 'schedule': items, 'timeline': timeline,
 		'cpus': cpus,
-		'tcg_thread': tcg_thread(obj) if accel == 'tcg' else None}
+		'tcg_thread': tcg_thread(req, obj) if accel == 'tcg' else None}
 
 
 def watch_guest(cmd, console, tap, accel, timeout, progress=None):
@@ -336,8 +326,8 @@ def echo_progress(path, seen, progress=None):
 	return seen + end + 1
 
 
-def boot_timeout(flavour, mode):
-	"""Seconds a boot of @flavour in @mode may take (BOOT_TIMEOUT overrides).
+def boot_timeout(req, flavour, mode):
+	"""Seconds a boot of @flavour in @mode may take (@req's BOOT_TIMEOUT overrides).
 
 	make run's modes (quick, full) get their schedule times
 	scalable_schedule.MARGIN (the benchmarks sweep 1..SMP workers, or
@@ -346,9 +336,8 @@ def boot_timeout(flavour, mode):
 	switches off fits: test_scalable_schedule.py), three times that in the
 	debug kernel and twice in the KCSAN kernel.
 	"""
-	forced = env_int('BOOT_TIMEOUT', 0)
-	if forced:
-		return forced
+	if req.boot_timeout:
+		return req.boot_timeout
 	if mode == 'test':
 		return schedule.TEST_TIMEOUT_S * schedule.FLAVOUR_FACTOR.get(flavour, 1)
-	return schedule.timeout(mode, default_smp(), flavour, os.environ.get('CPUS'))
+	return schedule.timeout(mode, default_smp(req), flavour, req.cpus)

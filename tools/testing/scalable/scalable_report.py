@@ -229,18 +229,18 @@ def markdown(report):
 	return '\n'.join(md) + '\n'
 
 
-def write_report(summaries, title, trace=None):
-	"""Write out/report.json and out/report.md and print the latter.
+def write_report(out, summaries, title, trace=None):
+	"""Write report.json and report.md in @out (out/) and print the latter.
 
 	@trace: Markdown of the cache-line tracer's table (or a line saying how
 	to get one), appended after the wall-clock numbers.
 	"""
-	os.makedirs(common.OUT, exist_ok=True)
+	os.makedirs(out, exist_ok=True)
 	report = report_data(summaries, title)
 	if trace:
 		report['trace'] = trace
-	jpath = os.path.join(common.OUT, 'report.json')
-	mpath = os.path.join(common.OUT, 'report.md')
+	jpath = os.path.join(out, 'report.json')
+	mpath = os.path.join(out, 'report.md')
 	with open(jpath, 'w') as f:
 		json.dump(report, f, indent=1)
 	text = markdown(report)
@@ -254,7 +254,8 @@ def write_report(summaries, title, trace=None):
 
 
 # The command that each kind of results file comes from, and the
-# environment variables that shape its figures, in the order written.
+# environment variables that shape its figures, in the order written
+# (their values as the request was given them, Request.given).
 RESULTS_COMMANDS = {
 	'trace': ('make trace', ('TRACE_KERNEL', 'TRACE_SMP', 'TRACE_MS', 'TRACE_QUANTUM',
 				 'TRACE_WORKLOADS', 'ACCEL')),
@@ -283,19 +284,20 @@ def git_commit():
 	return head + (' + uncommitted changes' if status else '')
 
 
-def qemu_version():
-	"""The first line of "qemu-system-x86_64 --version" (common.qemu_binary())."""
-	out = output_of([common.qemu_binary(), '--version'])
+def qemu_version(qemu):
+	"""The first line of "@qemu --version" (QEMU, Request.qemu)."""
+	out = output_of([qemu, '--version'])
 	return out.splitlines()[0] if out else 'unknown'
 
 
-def results_command(kind, settings=None):
+def results_command(req, kind, settings=None):
 	"""The command line of @kind as a user retypes it: the variables set, then make.
 
-	@settings override the environment (make run's MODE is its --mode).
+	The variables are those @req was given; @settings override them (make
+	run's MODE is its --mode).
 	"""
 	target, names = RESULTS_COMMANDS[kind]
-	env = dict(os.environ, **(settings or {}))
+	env = dict(req.given, **(settings or {}))
 	words = ['%s=%s' % (n, shlex.quote(env[n])) for n in names if env.get(n)]
 	return ' '.join(words + [target])
 
@@ -304,7 +306,7 @@ def utc(t):
 	return time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(t))
 
 
-def write_results(kind, parts, text, t0, accel, settings=None):
+def write_results(req, kind, parts, text, t0, accel, settings=None):
 	"""Write out/results/<kind>-<parts>-<tcg|kvm>-<YYYYMMDD-HHMM>.md; return its path.
 
 	@kind is 'trace', 'run' or 'gate'; @parts the shape measured (e.g.
@@ -312,11 +314,13 @@ def write_results(kind, parts, text, t0, accel, settings=None):
 	under KVM.  An HTML comment heads @text: the command that reproduces
 	it (results_command(), with @settings), the commit, the start and end
 	(UTC) and the host, so that each figure quoted in the docs can be
-	traced to the one run it comes from.
+	traced to the one run it comes from.  out/ is @req's (SCALABLE_OUT),
+	and so are the QEMU whose version the header gives and the variables
+	that its command sets.
 	"""
 	end = time.time()
 	name = 'kvm' if accel else 'tcg'
-	d = os.path.join(common.OUT, 'results')
+	d = os.path.join(req.out, 'results')
 	os.makedirs(d, exist_ok=True)
 	base = os.path.join(d, '%s-%s-%s-%s' % (kind, parts, name,
 						time.strftime('%Y%m%d-%H%M', time.gmtime(t0))))
@@ -325,12 +329,12 @@ def write_results(kind, parts, text, t0, accel, settings=None):
 		n += 1
 		path = '%s-%d.md' % (base, n)
 	head = ['<!--',
-		'command: ' + results_command(kind, settings),
+		'command: ' + results_command(req, kind, settings),
 		'commit: ' + git_commit(),
 		'started: ' + utc(t0),
 		'ended: ' + utc(end),
-		'host: %d CPUs, %s, %s, %s' % (host_cpus(), platform.platform(), qemu_version(),
-					       name.upper()),
+		'host: %d CPUs, %s, %s, %s' % (host_cpus(), platform.platform(),
+					       qemu_version(req.qemu), name.upper()),
 		'-->', '']
 	with open(path, 'w') as f:
 		f.write('\n'.join(head) + '\n' + text.rstrip('\n') + '\n')

@@ -14,10 +14,9 @@ import scalable_common as common
 import scalable_figures
 from scalable_build import build_env, build_kernel, fragments, make_cmd
 from scalable_common import HarnessError, log, machine_lock, run
-from scalable_tree import (diff_paths, ensure_packages, prepare_src, series_files, series_patches,
-			   tree_version, unpack_base)
+from scalable_tree import (base_package_needed, diff_paths, ensure_packages, prepare_src,
+			   series_files, series_patches, tree_version, unpack_base)
 
-SERIES_OUT = os.path.join(common.OUT, 'series')
 GIT_ID = ['-c', 'user.name=Scalable Series Developers',
 	  '-c', 'user.email=scalable-dev@lists.example.org',
 	  '-c', 'commit.gpgsign=false', '-c', 'core.autocrlf=false']
@@ -33,9 +32,14 @@ def git(repo, *args, capture=False, check=True):
 	return r.stdout.strip() if capture else r
 
 
-def base_repo():
+def series_out(req):
+	"""Where the series is exported: out/series."""
+	return os.path.join(req.out, 'series')
+
+
+def base_repo(req):
 	"""A git repository holding the pristine base as its one commit."""
-	base = unpack_base()
+	base = unpack_base(req)
 	repo = os.path.join(common.BUILD, 'series', 'linux')
 	ident = open(os.path.join(common.BUILD, 'base', '.identity')).read()
 	stamp = os.path.join(common.BUILD, 'series', '.identity')
@@ -97,24 +101,25 @@ def cover_letter(path):
 		f.write(text)
 
 
-def export():
+def export(req):
 	"""Commit the series onto the base and write it to out/series/."""
 	patches = series_patches()
 	owner = series_files(patches)
-	repo = base_repo()
+	repo = base_repo(req)
 	commit_series(repo, patches, owner)
-	shutil.rmtree(SERIES_OUT, ignore_errors=True)
-	os.makedirs(SERIES_OUT)
-	git(repo, 'format-patch', '-q', '--cover-letter', '--base=base', '-o', SERIES_OUT,
+	dest = series_out(req)
+	shutil.rmtree(dest, ignore_errors=True)
+	os.makedirs(dest)
+	git(repo, 'format-patch', '-q', '--cover-letter', '--base=base', '-o', dest,
 	    'base..series')
-	files = sorted(glob.glob(os.path.join(SERIES_OUT, '*.patch')))
+	files = sorted(glob.glob(os.path.join(dest, '*.patch')))
 	cover_letter(files[0])
 	log('exported %d patches and a cover letter to %s' %
-	    (len(files) - 1, os.path.relpath(SERIES_OUT, common.TOP)))
+	    (len(files) - 1, os.path.relpath(dest, common.TOP)))
 	return repo, files
 
 
-def verify_apply(repo, files, build):
+def verify_apply(req, repo, files, build):
 	"""git am the exported files onto a fresh base; optionally build each."""
 	exported = git(repo, 'rev-parse', 'series', capture=True)
 	git(repo, 'checkout', '-q', '-B', 'applied', 'base')
@@ -140,25 +145,24 @@ def verify_apply(repo, files, build):
 		git(repo, 'checkout', '-q', c)
 		cfg = os.path.join(repo, 'kernel', 'configs', 'scalable.config')
 		os.makedirs(obj, exist_ok=True)
-		with machine_lock('building patch %d' % i):
+		with machine_lock(req, 'building patch %d' % i):
 			if os.path.exists(cfg):
-				run(make_cmd(repo, obj, 'tinyconfig', *fragments('release')),
+				run(make_cmd(req, repo, obj, 'tinyconfig', *fragments('release')),
 				    env=build_env())
 			else:
 				shutil.copy(os.path.join(common.BUILD, 'release', '.config'),
 					    os.path.join(obj, '.config'))
-				run(make_cmd(repo, obj, 'olddefconfig'), env=build_env())
-			run(make_cmd(repo, obj, 'bzImage'), env=build_env())
+				run(make_cmd(req, repo, obj, 'olddefconfig'), env=build_env())
+			run(make_cmd(req, repo, obj, 'bzImage'), env=build_env())
 		log('patch %d/%d builds' % (i, len(commits)))
 	git(repo, 'checkout', '-q', 'applied')
 
 
-def cmd_series(args):
-	ensure_packages(need_base=not (os.environ.get('LINUX_TREE') or
-				       os.environ.get('LINUX_TARBALL')))
-	prepare_src()
-	repo, files = export()
-	verify_apply(repo, files, args.build)
+def cmd_series(req, args):
+	ensure_packages(need_base=base_package_needed(req))
+	prepare_src(req)
+	repo, files = export(req)
+	verify_apply(req, repo, files, args.build)
 	for f in files:
 		print('  ' + os.path.relpath(f, common.TOP))
 	return 0
@@ -356,7 +360,7 @@ def check_open_count_readers(src, field):
 	return problems
 
 
-def static_checks():
+def static_checks(req):
 	"""make figures, checkpatch, kernel-doc, the d_count() readers, sparse,
 	W=1, coccicheck.
 
@@ -366,11 +370,10 @@ def static_checks():
 	# committed results file (scalable_figures.py).
 	failures = ['figures: ' + p for p in scalable_figures.problems(common.TOP)]
 	log('make figures: %d problems' % len(failures))
-	ensure_packages(need_base=not (os.environ.get('LINUX_TREE') or
-				       os.environ.get('LINUX_TARBALL')))
-	src = prepare_src()
-	repo, files = export()
-	verify_apply(repo, files, False)
+	ensure_packages(need_base=base_package_needed(req))
+	src = prepare_src(req)
+	repo, files = export(req)
+	verify_apply(req, repo, files, False)
 
 	# checkpatch --strict on every patch of the series.
 	for f in files[1:]:
@@ -402,11 +405,11 @@ def static_checks():
 		failures += ['%s readers: %s' % (field, p)
 			     for p in check_open_count_readers(src, field)]
 	# Build first: the objects must come from the current .config.
-	obj = build_kernel('release')
+	obj = build_kernel(req, 'release')
 	if cfiles:
 		objs = [f[:-2] + '.o' for f in cfiles]
-		with machine_lock('sparse and W=1'):
-			r = subprocess.run(make_cmd(src, obj, *objs, extra=['C=2', 'W=1']),
+		with machine_lock(req, 'sparse and W=1'):
+			r = subprocess.run(make_cmd(req, src, obj, *objs, extra=['C=2', 'W=1']),
 					   capture_output=True, text=True, env=build_env())
 		out = '\n'.join(l for l in (r.stdout + r.stderr).splitlines()
 				if re.search(r'(warning|error):', l))
@@ -414,7 +417,7 @@ def static_checks():
 			failures.append('sparse / W=1:\n' + (out or r.stderr[-3000:]))
 		dirs = sorted({os.path.dirname(f) for f in cfiles})
 		for d in dirs:
-			r = subprocess.run(make_cmd(src, obj, 'coccicheck',
+			r = subprocess.run(make_cmd(req, src, obj, 'coccicheck',
 						    extra=['MODE=report', 'M=' + d]),
 					   capture_output=True, text=True)
 			hits = [l for l in r.stdout.splitlines()

@@ -251,7 +251,7 @@ def native_problems(guest, smp):
 	return problems
 
 
-def test(obj, src, tar, logdir):
+def test(req, obj, src, tar, logdir):
 	"""Boot @tar natively in the release guest (mode test); True if it passes."""
 	t0 = time.time()
 	work = os.path.dirname(os.path.dirname(os.path.dirname(tar)))
@@ -259,8 +259,8 @@ def test(obj, src, tar, logdir):
 				   os.path.join(work, 'initramfs.cpio.gz'))
 	log('selftests-tar test: initramfs with the tarball and python3: %s (%.0f MiB)' %
 	    (os.path.relpath(img, common.TOP), os.path.getsize(img) / 2**20))
-	smp = default_smp()
-	b = boot(obj, 'release', smp, 'test', logdir, boot_timeout('release', 'test'),
+	smp = default_smp(req)
+	b = boot(req, obj, 'release', smp, 'test', logdir, boot_timeout(req, 'release', 'test'),
 		 extra_append='scalable_native=1', tag='native', initrd=img)
 	_, problems, host = analyze(src, b, logdir)
 	guest = guest_report(b['console_text'])

@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The tree the kernels are built from: the Debian packages the harness
-# needs, the pinned base (base.conf, or LINUX_TARBALL / LINUX_TREE) checked
-# and unpacked into build/base/linux, the series definition in patches/
-# (which patch adds which new file), and build/src/linux assembled from the
-# base, the upstream diffs and the new files.
+# needs, the pinned base (base.conf, or the request's LINUX_TARBALL /
+# LINUX_TREE) checked and unpacked into build/base/linux, the series
+# definition in patches/ (which patch adds which new file), and
+# build/src/linux assembled from the base, the upstream diffs and the new
+# files.
 
 import hashlib
 import os
@@ -62,8 +63,17 @@ def missing_packages(need_base, extra=None):
 	return missing
 
 
+def base_package_needed(req):
+	"""Whether @req builds on base.conf's package (no LINUX_TREE or LINUX_TARBALL)."""
+	return not (req.linux_tree or req.linux_tarball)
+
+
 def ensure_packages(need_base=True, extra=None):
-	"""Install what PACKAGES (and @extra, the same form) name and lacks."""
+	"""Install what PACKAGES (and @extra, the same form) name and lacks.
+
+	@need_base: the package of base.conf's tarball too
+	(base_package_needed()).
+	"""
 	missing = missing_packages(need_base, extra)
 	if not missing:
 		return
@@ -117,19 +127,17 @@ def tree_version(tree):
 	return '%s.%s.%s' % (v.get('VERSION'), v.get('PATCHLEVEL'), v.get('SUBLEVEL'))
 
 
-def base_source():
-	"""Return (kind, path, identity) of the base the user asked for."""
-	tree = os.environ.get('LINUX_TREE')
-	tarball = os.environ.get('LINUX_TARBALL')
-	if tree and tarball:
-		die('set only one of LINUX_TREE and LINUX_TARBALL')
+def base_source(req):
+	"""Return (kind, path, identity) of the base @req asks for.
+
+	LINUX_TREE or LINUX_TARBALL (scalable_request.py checked that at most
+	one is set, and that it exists), else base.conf's tarball.
+	"""
+	tree = req.linux_tree
+	tarball = req.linux_tarball
 	if tree:
-		if not os.path.exists(os.path.join(tree, 'Makefile')):
-			die('LINUX_TREE=%s is not a kernel source tree (no Makefile)' % tree)
 		return 'tree', os.path.realpath(tree), 'tree:' + os.path.realpath(tree)
 	if tarball:
-		if not os.path.isfile(tarball):
-			die('LINUX_TARBALL=%s does not exist' % tarball)
 		return 'tarball', os.path.realpath(tarball), 'tarball:' + sha256(tarball)
 	conf = read_conf()
 	path = conf['TARBALL']
@@ -149,13 +157,13 @@ def base_source():
 	return 'tarball', path, 'tarball:' + digest
 
 
-def unpack_base():
-	"""Unpack the pristine base into build/base/linux; return its path.
+def unpack_base(req):
+	"""Unpack the pristine base of @req into build/base/linux; return its path.
 
 	The new base is unpacked beside the old one and checked before it
 	replaces it, so a wrong tarball or tree leaves the previous base alone.
 	"""
-	kind, path, ident = base_source()
+	kind, path, ident = base_source(req)
 	dst = os.path.join(common.BUILD, 'base')
 	stamp = os.path.join(dst, '.identity')
 	tree = os.path.join(dst, 'linux')
@@ -306,14 +314,14 @@ def diff_paths(path):
 ASSEMBLY_VERSION = b'2: patch --fuzz=0 --no-backup-if-mismatch'
 
 
-def prepare_src():
+def prepare_src(req):
 	"""Build build/src/linux = base + upstream diffs + new files; incremental."""
-	with machine_lock('assembling the tree'):
-		return _prepare_src()
+	with machine_lock(req, 'assembling the tree'):
+		return _prepare_src(req)
 
 
-def _prepare_src():
-	base = unpack_base()
+def _prepare_src(req):
+	base = unpack_base(req)
 	patches = series_patches()
 	owner = series_files(patches)
 	src = os.path.join(common.BUILD, 'src', 'linux')

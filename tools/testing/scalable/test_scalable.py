@@ -12,9 +12,11 @@
 import argparse
 import ast
 import contextlib
+import dataclasses
 import glob
 import importlib
 import io
+import json
 import os
 import re
 import subprocess
@@ -28,13 +30,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import scalable  # noqa: E402
 import scalable_common as common  # noqa: E402
+import scalable_request  # noqa: E402
 import scalable_trace  # noqa: E402
+from scalable_request import Request  # noqa: E402
 
 # The harness's modules and the harness modules each may import: a DAG,
 # from the leaf (scalable_common) to the driver (scalable), which nothing
 # imports.  A new module is added here with what it imports.
 LAYERS = {
 	'scalable_common': (),
+	'scalable_request': ('scalable_common',),
 	'scalable_tree': ('scalable_common',),
 	'scalable_build': ('scalable_common', 'scalable_tree'),
 	'scalable_schedule': ('scalable_common',),
@@ -50,8 +55,8 @@ LAYERS = {
 	'scalable_native': ('scalable_common', 'scalable_parser', 'scalable_report'),
 	'scalable_tar': ('scalable_common', 'scalable_build', 'scalable_qemu', 'scalable_parser',
 			 'scalable_native'),
-	'scalable': ('scalable_common', 'scalable_tree', 'scalable_build', 'scalable_schedule',
-		     'scalable_qemu',
+	'scalable': ('scalable_common', 'scalable_request', 'scalable_tree', 'scalable_build',
+		     'scalable_schedule', 'scalable_qemu',
 		     'scalable_kcsan', 'scalable_parser', 'scalable_report', 'scalable_series',
 		     'scalable_configs', 'scalable_trace', 'scalable_tar', 'scalable_figures'),
 }
@@ -142,6 +147,16 @@ class DriverTest(unittest.TestCase):
 		self.assertEqual(r.returncode, 2)
 		self.assertIn("invalid choice: 'fast'", r.stderr)
 
+	def test_bad_setting_before_anything_runs(self):
+		"""A bad variable stops every subcommand, with what is allowed."""
+		for var, value, msg in (('SMP', 'many', 'SMP must be a number from 1 to 64, not "many"'),
+					('TRACE_KERNEL', 'old', 'TRACE_KERNEL is patched or stock'),
+					('SOAK_SECONDS', '1h', 'SOAK_SECONDS must be a whole number')):
+			r = self.cli('figures', env={var: value})
+			self.assertEqual(r.returncode, 2, var)
+			self.assertIn('scalable: error: ' + msg, r.stderr)
+			self.assertNotIn('Traceback', r.stderr)
+
 
 class FiguresCommandTest(unittest.TestCase):
 	"""make figures fails on a figure without its results file."""
@@ -155,7 +170,7 @@ class FiguresCommandTest(unittest.TestCase):
 			os.makedirs(os.path.join(top, 'patches', '0001-x'))
 			with open(os.path.join(top, 'patches', '0001-x', 'message'), 'w') as f:
 				f.write(message)
-			return scalable.cmd_figures(argparse.Namespace()), out.getvalue()
+			return scalable.cmd_figures(Request(), argparse.Namespace()), out.getvalue()
 
 	def test_fails_on_a_figure(self):
 		rc, out = self.figures('Subject\n\nstat() is 3.4% faster.\n')
@@ -172,19 +187,68 @@ class MakeTestTest(unittest.TestCase):
 		the switches off too (scalable_upstream_off=1)."""
 		calls = []
 
-		def judge(fl, mode, smp, logdir, cpus=None, upstream_off=False):
-			calls.append((fl, mode, upstream_off))
+		def judge(req, fl, mode, smp, logdir, cpus=None, upstream_off=False):
+			calls.append((fl, mode, smp, cpus, upstream_off))
 			return True, {}
 		args = argparse.Namespace(flavours=['release', 'debug', 'kcsan'], no_harness_check=True,
 					  no_trace=True, no_selftests_tar=True)
+		# CPUS shapes make run's and make boot's benchmarks, not make test's
+		req = Request(smp=2, cpus='1,2', out='/nonexistent/out')
 		with mock.patch.object(scalable, 'cmd_build'), \
 		     mock.patch.object(scalable, 'boot_and_judge', side_effect=judge), \
-		     mock.patch.object(scalable, 'write_report'), \
+		     mock.patch.object(scalable, 'write_report') as report, \
 		     contextlib.redirect_stderr(io.StringIO()), \
 		     contextlib.redirect_stdout(io.StringIO()):
-			self.assertEqual(scalable.cmd_test(args), 0)
-		self.assertEqual(calls, [('release', 'test', True), ('debug', 'test', False),
-					 ('kcsan', 'test', False)])
+			self.assertEqual(scalable.cmd_test(req, args), 0)
+		self.assertEqual(calls, [('release', 'test', 2, None, True),
+					 ('debug', 'test', 2, None, False),
+					 ('kcsan', 'test', 2, None, False)])
+		self.assertEqual(report.call_args[0][0], '/nonexistent/out')
+
+
+class RequestPassedDownTest(unittest.TestCase):
+	"""The settings that a subcommand changes for its boots go down in a
+	changed copy of the request, never through the environment."""
+
+	def setUp(self):
+		tmp = tempfile.TemporaryDirectory()
+		self.addCleanup(tmp.cleanup)
+		self.req = Request(smp=4, kernel_args='dcache_oplog=off', out=tmp.name)
+		self.booted = []
+		for p in (mock.patch.object(scalable, 'cmd_build'),
+			  mock.patch.object(scalable, 'boot', side_effect=self.boot),
+			  mock.patch.object(scalable, 'log'),
+			  mock.patch.dict(os.environ, {'KERNEL_ARGS': 'from-env', 'TCG_THREAD': ''})):
+			p.start()
+			self.addCleanup(p.stop)
+
+	def boot(self, req, obj, flavour, smp, mode, logdir, timeout, **kw):
+		self.booted.append((req, flavour, smp, timeout, kw))
+		return {'console_text': '', 'tap_text': '', 'seconds': 1, 'accel': 'tcg',
+			'console': 'c', 'append': '', 'ended': 'exit'}
+
+	def test_soak_kernel_args(self):
+		args = argparse.Namespace(seconds=60, rejudge=False)
+		with mock.patch.object(scalable, 'analyze', return_value=(True, [], {})):
+			self.assertEqual(scalable.cmd_soak(self.req, args), 1)	# no totals
+		(req, flavour, smp, timeout, _), = self.booted
+		self.assertEqual(req.kernel_args, 'dcache_oplog=off scalable_soak=60 '
+				 'scalable_tests=torture scalable_upstream=none')
+		self.assertEqual(req, Request(smp=4, kernel_args=req.kernel_args, out=self.req.out))
+		self.assertEqual((flavour, smp), ('debug', 4))
+		self.assertEqual(timeout, 60 + scalable.boot_timeout(req, 'debug', 'test'))
+		self.assertEqual(self.req.kernel_args, 'dcache_oplog=off')
+		self.assertEqual(os.environ['KERNEL_ARGS'], 'from-env')
+
+	def test_tcg_check_thread_modes(self):
+		args = argparse.Namespace(rounds=1, timeout=30)
+		self.assertEqual(scalable.cmd_tcg_check(self.req, args), 1)	# no rounds
+		self.assertEqual([b[0].tcg_thread for b in self.booted], ['multi', 'single'])
+		for req, _, smp, timeout, kw in self.booted:
+			self.assertEqual(req, dataclasses.replace(self.req, tcg_thread=req.tcg_thread))
+			self.assertEqual((smp, timeout, kw['accel']), (4, 30, 'tcg'))
+		self.assertIsNone(self.req.tcg_thread)
+		self.assertEqual(os.environ['TCG_THREAD'], '')
 
 
 class ResultsFileCallTest(unittest.TestCase):
@@ -194,50 +258,62 @@ class ResultsFileCallTest(unittest.TestCase):
 		tmp = tempfile.TemporaryDirectory()
 		self.addCleanup(tmp.cleanup)
 		self.out = os.path.join(tmp.name, 'out')
-		for p in (mock.patch.object(common, 'OUT', self.out),
-			  mock.patch.object(scalable, 'cmd_build'),
+		for p in (mock.patch.object(scalable, 'cmd_build'),
 			  contextlib.redirect_stdout(io.StringIO())):
 			p.__enter__()
 			self.addCleanup(p.__exit__, None, None, None)
 
 	def test_trace(self):
-		with mock.patch.dict(os.environ, {'TRACE_SMP': '1,8,16', 'TRACE_KERNEL': ''}), \
-		     mock.patch.object(scalable, 'trace_boot', return_value=(None, ['no trace'])), \
+		req = Request(trace_smp=(1, 8, 16), out=self.out)
+		with mock.patch.object(scalable, 'trace_boot', return_value=(None, ['no trace'])) as tb, \
 		     mock.patch.object(scalable, 'write_results') as wr:
-			self.assertEqual(scalable.cmd_trace(argparse.Namespace()), 1)
+			self.assertEqual(scalable.cmd_trace(req, argparse.Namespace()), 1)
 		with open(os.path.join(self.out, 'trace.md')) as f:
 			text = f.read()
-		(kind, parts, body, t0, accel), kw = wr.call_args
+		with open(os.path.join(self.out, 'trace.json')) as f:
+			self.assertEqual(json.load(f)['quantum'], 100)
+		self.assertEqual([c[0][:3] for c in tb.call_args_list],
+				 [(req, n, scalable_request.TRACE_WORKLOADS) for n in (1, 8, 16)])
+		(wreq, kind, parts, body, t0, accel), kw = wr.call_args
+		self.assertIs(wreq, req)
 		self.assertEqual((kind, parts, accel, kw), ('trace', 'smp1-8-16', False, {}))
 		self.assertEqual(body + '\n', text)
 		self.assertLessEqual(t0, time.time())
 
 	def test_run(self):
-		def report(summaries, title, trace=None):
-			os.makedirs(self.out, exist_ok=True)
-			with open(os.path.join(self.out, 'report.md'), 'w') as f:
+		def report(out, summaries, title, trace=None):
+			os.makedirs(out, exist_ok=True)
+			with open(os.path.join(out, 'report.md'), 'w') as f:
 				f.write('# ' + title + '\n')
-		with mock.patch.dict(os.environ, {'SMP': '2'}), \
-		     mock.patch.object(scalable, 'boot_and_judge',
-				       return_value=(True, {'accel': 'kvm'})), \
+		req = Request(smp=2, cpus='1,2', out=self.out)
+		with mock.patch.object(scalable, 'boot_and_judge',
+				       return_value=(True, {'accel': 'kvm'})) as judge, \
 		     mock.patch.object(scalable, 'write_report', side_effect=report), \
 		     mock.patch.object(scalable, 'write_results') as wr:
-			self.assertEqual(scalable.cmd_run(argparse.Namespace(mode='quick')), 0)
-		wr.assert_called_once_with('run', 'smp2',
+			self.assertEqual(scalable.cmd_run(req, argparse.Namespace(mode='quick')), 0)
+		judge.assert_called_once_with(req, 'release', 'quick', 2,
+					      os.path.join(self.out, 'logs'), cpus='1,2')
+		wr.assert_called_once_with(req, 'run', 'smp2',
 					   '# Scalable series: benchmark report (quick mode)\n',
 					   mock.ANY, True, settings={'MODE': 'quick'})
 
 	def test_gate(self):
 		started = []
 
-		def boot(n, work, ms, logdir, quantum=None, stock=False):
-			started.append((n, time.time()))
+		def boot(req, n, work, ms, logdir, quantum=None, stock=False):
+			started.append((n, time.time(), ms, quantum))
 			return None, ['traced boot at %d vCPUs did not finish' % n]
+		req = Request(trace_ms=700, trace_gate_quantum=50, out=self.out)
 		with mock.patch.object(scalable, 'trace_boot', side_effect=boot), \
 		     mock.patch.object(scalable, 'write_results') as wr, \
 		     mock.patch.object(scalable, 'log'):
-			self.assertFalse(scalable.trace_check(os.path.join(self.out, 'logs')))
-		(kind, parts, body, t0, accel), _ = wr.call_args
+			self.assertFalse(scalable.trace_check(req, os.path.join(self.out, 'logs')))
+		# the instrument at quantum 5 and 500 ms windows, the gates at
+		# TRACE_GATE_QUANTUM and TRACE_MS
+		self.assertEqual([s[2:] for s in started], [(500, 5), (500, 5), (700, 50)])
+		with open(os.path.join(self.out, 'gate.json')) as f:
+			self.assertEqual(json.load(f)['cpus'], scalable_trace.GATE_CPUS)
+		(wreq, kind, parts, body, t0, accel), _ = wr.call_args
 		n = scalable_trace.GATE_CPUS
 		self.assertEqual((kind, parts, accel), ('gate', 'smp%d' % n, False))
 		self.assertLessEqual(t0, started[-1][1])
@@ -253,26 +329,14 @@ class ResultsFileCallTest(unittest.TestCase):
 
 
 class TraceSmpTest(unittest.TestCase):
-	"""TRACE_SMP: vCPU counts up to the guests' CONFIG_NR_CPUS."""
-
-	def counts(self, value):
-		with mock.patch.dict(os.environ, {'TRACE_SMP': value}):
-			return scalable.trace_smp()
-
-	def test_counts(self):
-		self.assertEqual(self.counts('32,64'), [32, 64])
-		self.assertEqual(self.counts(''), [1, 2, 4, 8, 16])
-
-	def test_out_of_range(self):
-		for bad in ('0', '65', '8,x'):
-			with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
-				self.counts(bad)
+	"""TRACE_SMP: vCPU counts up to the guests' CONFIG_NR_CPUS
+	(test_scalable_request.py parses it)."""
 
 	def test_cap_is_the_guests_nr_cpus(self):
 		with open(os.path.join(common.TOP, 'kernel', 'configs', 'scalable.config')) as f:
 			m = re.search(r'^CONFIG_NR_CPUS=(\d+)$', f.read(), re.M)
 		self.assertIsNotNone(m)
-		self.assertEqual(scalable.TRACE_MAX_SMP, int(m.group(1)))
+		self.assertEqual(scalable_request.TRACE_MAX_SMP, int(m.group(1)))
 
 
 class WorkloadTest(unittest.TestCase):
@@ -310,7 +374,7 @@ class WorkloadTest(unittest.TestCase):
 			self.assertIn(prog, listed)
 
 	def test_trace_workloads_exist(self):
-		for prog in scalable.TRACE_WORKLOADS:
+		for prog in scalable_request.TRACE_WORKLOADS:
 			if prog != 'qdo_idle':
 				self.assertTrue(os.path.exists(os.path.join(self.SELFTESTS, prog + '.c')),
 						prog)

@@ -13,6 +13,7 @@ from unittest import mock
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import scalable_build as B  # noqa: E402
 import scalable_common as common  # noqa: E402
+from scalable_request import Request  # noqa: E402
 
 
 class InstallTest(unittest.TestCase):
@@ -105,17 +106,19 @@ class ConfigTest(unittest.TestCase):
 					common.TOP, 'kernel', 'configs', frag)), frag)
 
 	def test_make_cmd(self):
-		with mock.patch.dict(os.environ, {'JOBS': '3'}):
-			cmd = B.make_cmd('/s', '/o', 'bzImage', 'headers', extra=['W=1'])
+		cmd = B.make_cmd(Request(jobs=3), '/s', '/o', 'bzImage', 'headers', extra=['W=1'])
 		self.assertEqual(cmd[:3], ['make', '-C', '/s'])
 		self.assertIn('O=/o', cmd)
 		self.assertIn('-j3', cmd)
 		self.assertEqual(cmd[-3:], ['W=1', 'bzImage', 'headers'])
+		# no JOBS: the host's CPUs
+		with mock.patch.object(B, 'host_cpus', return_value=5):
+			self.assertIn('-j5', B.make_cmd(Request(), '/s', '/o'))
 
 	def test_unknown_flavour(self):
 		with self.assertRaises(SystemExit):
 			with mock.patch('sys.stderr'):
-				B.build_kernel('fast')
+				B.build_kernel(Request(), 'fast')
 
 
 if __name__ == '__main__':

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 #
-# Unit tests of scalable_common: commands, environment variables, base.conf,
+# Unit tests of scalable_common: commands, the guests' vCPUs, base.conf,
 # the test tables and the machine-wide lock.
 
 import contextlib
@@ -15,6 +15,7 @@ from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import scalable_common as common  # noqa: E402
+from scalable_request import Request  # noqa: E402
 
 
 def die_message(test, fn, *args):
@@ -44,21 +45,14 @@ class CommonTest(unittest.TestCase):
 		self.assertEqual(set(conf), {'LINUX_VERSION', 'DEBIAN_PACKAGE', 'DEBIAN_VERSION',
 					     'TARBALL', 'SHA256'})
 
-	def test_env_int(self):
-		with mock.patch.dict(os.environ, {'X_SECS': ''}):
-			self.assertEqual(common.env_int('X_SECS', 7), 7)
-		with mock.patch.dict(os.environ, {'X_SECS': '12'}):
-			self.assertEqual(common.env_int('X_SECS', 7), 12)
-		with mock.patch.dict(os.environ, {'X_SECS': '1.5'}):
-			msg = die_message(self, common.env_int, 'X_SECS', 7)
-		self.assertIn('X_SECS must be a whole number', msg)
-
-	def test_bad_smp(self):
-		with mock.patch.dict(os.environ, {'SMP': 'many'}):
-			msg = die_message(self, common.default_smp)
-		self.assertIn('SMP must be a number', msg)
-		with mock.patch.dict(os.environ, {'SMP': '3'}):
-			self.assertEqual(common.default_smp(), 3)
+	def test_default_smp(self):
+		"""SMP, else the host's CPUs, at least 2 (test_scalable_request.py: a bad SMP)."""
+		self.assertEqual(common.default_smp(Request(smp=3)), 3)
+		self.assertEqual(common.default_smp(Request(smp=1)), 1)
+		with mock.patch.object(common, 'host_cpus', return_value=1):
+			self.assertEqual(common.default_smp(Request()), 2)
+		with mock.patch.object(common, 'host_cpus', return_value=6):
+			self.assertEqual(common.default_smp(Request()), 6)
 
 	def test_excluded_tests(self):
 		self.assertIn('openat2:rename_attack_test', common.excluded_tests('debug'))
@@ -111,15 +105,15 @@ class MachineLockTest(unittest.TestCase):
 	def test_nested_and_released(self):
 		with tempfile.TemporaryDirectory() as d:
 			path = os.path.join(d, 'lock')
-			with mock.patch.dict(os.environ, {'SCALABLE_LOCK': path}):
-				with common.machine_lock('outer'):
+			req = Request(lock=path)
+			with common.machine_lock(req, 'outer'):
+				self.assertEqual(self.state(path), 'held')
+				# A nested taker (a build inside make check) does not
+				# deadlock, and does not release the outer hold.
+				with common.machine_lock(req, 'inner'):
 					self.assertEqual(self.state(path), 'held')
-					# A nested taker (a build inside make check) does not
-					# deadlock, and does not release the outer hold.
-					with common.machine_lock('inner'):
-						self.assertEqual(self.state(path), 'held')
-					self.assertEqual(self.state(path), 'held')
-				self.assertEqual(self.state(path), 'free')
+				self.assertEqual(self.state(path), 'held')
+			self.assertEqual(self.state(path), 'free')
 			self.assertEqual(common._lock_depth, 0)
 
 

@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import scalable_common as common  # noqa: E402
 import scalable_configs as C  # noqa: E402
 from scalable_common import HarnessError  # noqa: E402
+from scalable_request import Request  # noqa: E402
 
 DIFF = '''--- a/lib/Kconfig
 +++ b/lib/Kconfig
@@ -273,18 +274,20 @@ class DebTest(unittest.TestCase):
 								 'targets': targets}, ('qdo',))), 1)
 
 	def test_deb_base_config(self):
-		with mock.patch.dict(os.environ, {'DEB_CONFIG': 'defconfig'}):
-			self.assertEqual(C.deb_base_config(), 'defconfig')
-		with mock.patch.dict(os.environ, {'DEB_CONFIG': '/nonexistent/config'}):
-			self.assertRaises(HarnessError, C.deb_base_config)
-		with tempfile.NamedTemporaryFile() as f, \
-		     mock.patch.dict(os.environ, {'DEB_CONFIG': f.name}):
-			self.assertEqual(C.deb_base_config(), f.name)
-		env = {k: v for k, v in os.environ.items() if k != 'DEB_CONFIG'}
-		with mock.patch.dict(os.environ, env, clear=True), \
-		     mock.patch('os.path.isfile', return_value=False), \
+		"""DEB_CONFIG (test_scalable_request.py checks it), else /boot's, else defconfig."""
+		self.assertEqual(C.deb_base_config(Request(deb_config='defconfig')), 'defconfig')
+		self.assertEqual(C.deb_base_config(Request(deb_config='guest')), 'guest')
+		with tempfile.NamedTemporaryFile() as f:
+			self.assertEqual(C.deb_base_config(Request(deb_config=f.name)), f.name)
+		running = '/boot/config-' + os.uname().release
+		with mock.patch('os.path.isfile', side_effect=lambda p: p == running):
+			self.assertEqual(C.deb_base_config(Request()), running)
+		with mock.patch('os.path.isfile', return_value=False), \
+		     mock.patch('glob.glob', return_value=['/boot/config-6.1.0-1', '/boot/config-6.1.0-2']):
+			self.assertEqual(C.deb_base_config(Request()), '/boot/config-6.1.0-2')
+		with mock.patch('os.path.isfile', return_value=False), \
 		     mock.patch('glob.glob', return_value=[]):
-			self.assertEqual(C.deb_base_config(), 'defconfig')
+			self.assertEqual(C.deb_base_config(Request()), 'defconfig')
 
 	def test_deb_excluded(self):
 		"""What deb_test() leaves out names upstream tests the guest runs, with a reason."""

@@ -123,7 +123,6 @@ class ReportTest(unittest.TestCase):
 					'SCALABLE: dcache_oplog at start: enabled=1 hits=1\nSCALABLE: done\n')
 			real = P.analyze
 			with mock.patch.object(common, 'TOP', top), \
-			     mock.patch.object(common, 'OUT', common.OUT), \
 			     mock.patch.object(N, 'analyze', side_effect=real) as analyze, \
 			     contextlib.redirect_stdout(io.StringIO()) as out:
 				ok = N.report(logdir)

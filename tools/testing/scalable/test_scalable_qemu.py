@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import scalable_common as common  # noqa: E402
 import scalable_qemu as Q  # noqa: E402
 import scalable_schedule as schedule  # noqa: E402
-from test_scalable_common import die_message  # noqa: E402
+from scalable_request import Request  # noqa: E402
 
 PLUGIN = ('-plugin', '/b/c2c.so,window=1', '-d', 'plugin', '-D', '/o/trace.log')
 
@@ -30,9 +30,8 @@ def option(cmd, name):
 
 class QemuCmdTest(unittest.TestCase):
 	def cmd(self, accel, extra=()):
-		with mock.patch.dict(os.environ, {'QEMU': '', 'TCG_THREAD': ''}):
-			return Q.qemu_cmd('/b/release', 4, accel, 'console=ttyS0', '/o/c.log',
-					  '/o/t.log', '2G', extra)
+		return Q.qemu_cmd(Request(), '/b/release', 4, accel, 'console=ttyS0', '/o/c.log',
+				  '/o/t.log', '2G', extra)
 
 	def test_tcg(self):
 		cmd = self.cmd('tcg')
@@ -61,8 +60,8 @@ class QemuCmdTest(unittest.TestCase):
 		self.assertEqual(self.cmd('tcg', iter(PLUGIN)), cmd)
 
 	def test_qemu_env(self):
-		with mock.patch.dict(os.environ, {'QEMU': '/opt/qemu/bin/qemu-system-x86_64'}):
-			cmd = Q.qemu_cmd('/b', 1, 'tcg', '', '/c', '/t', '1G')
+		cmd = Q.qemu_cmd(Request(qemu='/opt/qemu/bin/qemu-system-x86_64'), '/b', 1, 'tcg', '',
+				 '/c', '/t', '1G')
 		self.assertEqual(cmd[0], '/opt/qemu/bin/qemu-system-x86_64')
 
 
@@ -75,13 +74,13 @@ class TcgThreadTest(unittest.TestCase):
 				f.write(config)
 		return d
 
-	def thread(self, config, forced=''):
-		with tempfile.TemporaryDirectory() as d, \
-		     mock.patch.dict(os.environ, {'TCG_THREAD': forced, 'QEMU': ''}):
+	def thread(self, config, forced=None):
+		req = Request(tcg_thread=forced)
+		with tempfile.TemporaryDirectory() as d:
 			obj = self.obj(d, config)
-			cmd = Q.qemu_cmd(obj, 2, 'tcg', '', '/c', '/t', '1G')
-			self.assertEqual(option(cmd, '-accel'), ['tcg,thread=' + Q.tcg_thread(obj)])
-			return Q.tcg_thread(obj)
+			cmd = Q.qemu_cmd(req, obj, 2, 'tcg', '', '/c', '/t', '1G')
+			self.assertEqual(option(cmd, '-accel'), ['tcg,thread=' + Q.tcg_thread(req, obj)])
+			return Q.tcg_thread(req, obj)
 
 	def test_by_config(self):
 		self.assertEqual(self.thread('CONFIG_SMP=y\nCONFIG_JUMP_LABEL=y\n'), 'single')
@@ -92,30 +91,25 @@ class TcgThreadTest(unittest.TestCase):
 		self.assertEqual(self.thread(None), 'multi')
 
 	def test_forced(self):
+		"""TCG_THREAD (test_scalable_request.py: a bad value)."""
 		self.assertEqual(self.thread('CONFIG_JUMP_LABEL=y\n', 'multi'), 'multi')
 		self.assertEqual(self.thread('', 'single'), 'single')
-		with mock.patch.dict(os.environ, {'TCG_THREAD': 'many'}):
-			msg = die_message(self, lambda: Q.tcg_thread('/nonexistent'))
-		self.assertIn('TCG_THREAD must be multi or single', msg)
 
 	def test_kvm_unaffected(self):
 		with tempfile.TemporaryDirectory() as d:
-			cmd = Q.qemu_cmd(self.obj(d, 'CONFIG_JUMP_LABEL=y\n'), 2, 'kvm', '', '/c', '/t',
-					 '1G')
+			cmd = Q.qemu_cmd(Request(), self.obj(d, 'CONFIG_JUMP_LABEL=y\n'), 2, 'kvm', '',
+					 '/c', '/t', '1G')
 		self.assertEqual(option(cmd, '-accel'), ['kvm'])
 
 
 class AccelTest(unittest.TestCase):
-	def test_bad_accel(self):
-		with mock.patch.dict(os.environ, {'ACCEL': 'xen'}):
-			msg = die_message(self, Q.kvm_works)
-		self.assertIn('ACCEL must be kvm or tcg', msg)
-
 	def test_forced(self):
-		with mock.patch.dict(os.environ, {'ACCEL': 'tcg'}):
-			self.assertFalse(Q.kvm_works())
-		with mock.patch.dict(os.environ, {'ACCEL': 'kvm'}):
-			self.assertTrue(Q.kvm_works())
+		"""ACCEL decides (test_scalable_request.py: a bad value)."""
+		with mock.patch('os.access', return_value=True):
+			self.assertFalse(Q.kvm_works(Request(accel='tcg')))
+		with mock.patch('os.access', return_value=False):
+			self.assertTrue(Q.kvm_works(Request(accel='kvm')))
+			self.assertFalse(Q.kvm_works(Request()))
 
 	def test_tsc_param(self):
 		self.assertEqual(Q.tcg_tsc_param('kvm'), '')
@@ -125,8 +119,10 @@ class AccelTest(unittest.TestCase):
 class BootTest(unittest.TestCase):
 	"""boot() with a stand-in for QEMU: what it runs and what it returns."""
 
-	def boot(self, watch_results, env=None, **kw):
+	def boot(self, watch_results, req=None, **kw):
+		"""boot() with @req, by default Request(accel='tcg'); (its dict, QEMU commands)."""
 		cmds = []
+		req = req or Request(accel='tcg')
 
 		def watch(cmd, console, tap, accel, timeout, progress=None):
 			cmds.append(cmd)
@@ -136,15 +132,12 @@ class BootTest(unittest.TestCase):
 			return proc, watch_results[len(cmds) - 1], 0
 
 		with tempfile.TemporaryDirectory() as d, \
-		     mock.patch.dict(os.environ, dict({'KERNEL_ARGS': '', 'ACCEL': 'tcg',
-						       'TCG_THREAD': ''},
-						      **(env or {}))), \
 		     mock.patch.object(Q, 'watch_guest', side_effect=watch), \
 		     mock.patch.object(Q, 'machine_lock',
-				       side_effect=lambda what: contextlib.nullcontext()), \
+				       side_effect=lambda req, what: contextlib.nullcontext()), \
 		     contextlib.redirect_stdout(io.StringIO()):
-			b = Q.boot(os.path.join(d, 'release'), kw.pop('flavour', 'release'), 2, 'test',
-				   os.path.join(d, 'logs'), 60, **kw)
+			b = Q.boot(req, os.path.join(d, 'release'), kw.pop('flavour', 'release'), 2,
+				   'test', os.path.join(d, 'logs'), 60, **kw)
 			b['logdir'] = os.path.relpath(os.path.dirname(b['console']), d)
 		# The temporary directory's name out of the commands, to compare them.
 		return b, [[c.replace(d, '/tmp/D') for c in cmd] for cmd in cmds]
@@ -163,7 +156,7 @@ class BootTest(unittest.TestCase):
 		self.assertEqual(b['tcg_thread'], 'multi')
 
 	def test_debug_and_kernel_args(self):
-		b, cmds = self.boot([None], env={'KERNEL_ARGS': ' dcache_oplog=off  x=1'},
+		b, cmds = self.boot([None], Request(accel='tcg', kernel_args=' dcache_oplog=off  x=1'),
 				    flavour='debug', inject='warn')
 		self.assertEqual(b['name'], 'debug-smp2-inject-warn-dcache_oplog_off_x_1')
 		self.assertTrue(b['append'].endswith(' kmemleak=on dcache_oplog=off x=1'))
@@ -181,7 +174,7 @@ class BootTest(unittest.TestCase):
 
 	def test_extra_qemu_args(self):
 		"""A TCG plugin's arguments reach the QEMU command line unchanged, last."""
-		b, cmds = self.boot([None], env={'ACCEL': 'kvm'}, extra_qemu_args=PLUGIN,
+		b, cmds = self.boot([None], Request(accel='kvm'), extra_qemu_args=PLUGIN,
 				    accel='tcg')
 		self.assertEqual(cmds[0][-len(PLUGIN):], list(PLUGIN))
 		self.assertEqual(option(cmds[0], '-accel'), ['tcg,thread=multi'])
@@ -201,17 +194,19 @@ class BootTest(unittest.TestCase):
 							    'node,nodeid=1,cpus=1-1,memdev=mem1'])
 		self.assertEqual(option(cmds[0], '-m'), ['3072M'])
 		self.assertEqual(option(cmds[0], '-smp'), ['2,sockets=2,cores=1,threads=1'])
-		b, cmds = self.boot([None], flavour='kcsan', env={'NUMA_NODES': '1'})
+		b, cmds = self.boot([None], Request(accel='tcg', numa_nodes=1), flavour='kcsan')
 		self.assertEqual((b['numa_nodes'], option(cmds[0], '-numa')), (1, []))
-		b, cmds = self.boot([None], env={'NUMA_NODES': '8'})
+		b, cmds = self.boot([None], Request(accel='tcg', numa_nodes=8))
 		self.assertEqual(b['numa_nodes'], 2)
 		_, plain = self.boot([None])
 		self.assertEqual(option(plain[0], '-numa'), [])
 		self.assertEqual(option(plain[0], '-smp'), ['2'])
-		with mock.patch.dict(os.environ, {'NUMA_NODES': '4'}):
-			self.assertEqual(Q.numa_nodes('release', 6), 3)
-			self.assertEqual(Q.numa_nodes('release', 5), 1)
-			self.assertEqual(Q.numa_nodes('release', 8), 4)
+		req = Request(numa_nodes=4)
+		self.assertEqual(Q.numa_nodes(req, 'release', 6), 3)
+		self.assertEqual(Q.numa_nodes(req, 'release', 5), 1)
+		self.assertEqual(Q.numa_nodes(req, 'release', 8), 4)
+		self.assertEqual(Q.numa_nodes(Request(), 'kcsan', 8), 2)
+		self.assertEqual(Q.numa_nodes(Request(), 'release', 8), 1)
 
 	def test_numa_needs_config_numa(self):
 		"""A NUMA guest of a kernel without CONFIG_NUMA is refused."""
@@ -227,13 +222,12 @@ class BootTest(unittest.TestCase):
 			Q.check_numa_config(d, 'kcsan', 2)
 
 	def test_guest_mem(self):
-		with mock.patch.dict(os.environ, {'MEM': '8192'}):
-			self.assertEqual(Q.guest_mem_mib(), 8192)
-		for bad in ('8G', '100'):
-			with mock.patch.dict(os.environ, {'MEM': bad}), \
-			     contextlib.redirect_stderr(io.StringIO()), \
-			     self.assertRaises(SystemExit):
-				Q.guest_mem_mib()
+		"""MEM (test_scalable_request.py: a bad value), split among the nodes."""
+		_, cmds = self.boot([None], Request(accel='tcg', mem=8192))
+		self.assertEqual(option(cmds[0], '-m'), ['8192M'])
+		_, cmds = self.boot([None], Request(accel='tcg', mem=1000), flavour='kcsan')
+		self.assertEqual(option(cmds[0], '-object'), ['memory-backend-ram,id=mem0,size=500M',
+							      'memory-backend-ram,id=mem1,size=500M'])
 
 	def test_numa_args(self):
 		args = Q.numa_qemu_args(3, 8, 2048)
@@ -246,7 +240,7 @@ class BootTest(unittest.TestCase):
 		self.assertEqual(Q.numa_qemu_args(1, 8, 2048), [])
 
 	def test_kvm_silent_retries_with_tcg(self):
-		b, cmds = self.boot(['kvm-silent', None], env={'ACCEL': 'kvm'},
+		b, cmds = self.boot(['kvm-silent', None], Request(accel='kvm'),
 				    extra_qemu_args=('-d', 'guest_errors'))
 		self.assertEqual(len(cmds), 2)
 		self.assertEqual(option(cmds[0], '-accel'), ['kvm'])
@@ -296,18 +290,24 @@ class ProgressTest(unittest.TestCase):
 				 ['  | ok %d selftests: a: t%d' % (i, i) for i in range(1, 40)])
 
 	def test_boot_timeout(self):
-		with mock.patch.dict(os.environ, {'BOOT_TIMEOUT': '', 'SMP': '2'}):
-			self.assertEqual(Q.boot_timeout('release', 'test'), 900)
-			self.assertEqual(Q.boot_timeout('release', 'test'), schedule.TEST_TIMEOUT_S)
-			self.assertEqual(Q.boot_timeout('debug', 'test'), 2700)
-			self.assertEqual(Q.boot_timeout('release', 'quick'),
-					 schedule.timeout('quick', 2, 'release'))
-			self.assertEqual(Q.boot_timeout('kcsan', 'full'),
-					 schedule.timeout('full', 2, 'kcsan'))
-			self.assertGreater(schedule.timeout('full', 2, 'kcsan'),
-					   schedule.timeout('full', 2, 'release'))
-		with mock.patch.dict(os.environ, {'BOOT_TIMEOUT': '42'}):
-			self.assertEqual(Q.boot_timeout('debug', 'full'), 42)
+		req = Request(smp=2)
+		self.assertEqual(Q.boot_timeout(req, 'release', 'test'), 900)
+		self.assertEqual(Q.boot_timeout(req, 'release', 'test'), schedule.TEST_TIMEOUT_S)
+		self.assertEqual(Q.boot_timeout(req, 'debug', 'test'), 2700)
+		self.assertEqual(Q.boot_timeout(req, 'release', 'quick'),
+				 schedule.timeout('quick', 2, 'release'))
+		self.assertEqual(Q.boot_timeout(req, 'kcsan', 'full'),
+				 schedule.timeout('full', 2, 'kcsan'))
+		self.assertGreater(schedule.timeout('full', 2, 'kcsan'),
+				   schedule.timeout('full', 2, 'release'))
+		# CPUS: the benchmarks' worker counts, which the schedule sweeps
+		self.assertEqual(Q.boot_timeout(Request(smp=2, cpus='1'), 'release', 'quick'),
+				 schedule.timeout('quick', 2, 'release', '1'))
+		self.assertLess(schedule.timeout('quick', 2, 'release', '1'),
+				schedule.timeout('quick', 2, 'release'))
+		self.assertEqual(Q.boot_timeout(Request(boot_timeout=0, smp=2), 'release', 'test'),
+				 900)
+		self.assertEqual(Q.boot_timeout(Request(boot_timeout=42), 'debug', 'full'), 42)
 
 
 if __name__ == '__main__':

@@ -6,6 +6,7 @@
 
 import calendar
 import contextlib
+import dataclasses
 import io
 import json
 import os
@@ -18,6 +19,7 @@ from unittest import mock
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import scalable_common as common  # noqa: E402
 import scalable_report as R  # noqa: E402
+from scalable_request import Request, request_from_env  # noqa: E402
 
 RESULTS = [
 	{'bench': 'stat_bench', 'mode': 'same', 'cpus': 1, 'ops_per_ms': 100.5, 'runs': 3,
@@ -170,9 +172,8 @@ class ReportTest(unittest.TestCase):
 
 	def test_write_report(self):
 		with tempfile.TemporaryDirectory() as d, \
-		     mock.patch.object(common, 'OUT', os.path.join(d, 'out')), \
 		     contextlib.redirect_stdout(io.StringIO()) as out:
-			R.write_report([SUMMARY], 'Scalable series: test report')
+			R.write_report(os.path.join(d, 'out'), [SUMMARY], 'Scalable series: test report')
 			with open(os.path.join(d, 'out', 'report.json')) as f:
 				report = json.load(f)
 			with open(os.path.join(d, 'out', 'report.md')) as f:
@@ -186,8 +187,6 @@ class ReportTest(unittest.TestCase):
 
 # 2026-11-28 09:54:52 UTC
 T0 = calendar.timegm((2026, 11, 28, 9, 54, 52, 0, 0, 0))
-SHAPING = ('TRACE_KERNEL', 'TRACE_SMP', 'TRACE_MS', 'TRACE_QUANTUM', 'TRACE_WORKLOADS',
-	   'TRACE_GATE_QUANTUM', 'MODE', 'SMP', 'CPUS', 'ACCEL', 'QEMU')
 
 
 class ResultsFileTest(unittest.TestCase):
@@ -200,12 +199,13 @@ class ResultsFileTest(unittest.TestCase):
 		self.calls = []
 		self.dirty = ''
 		self.fail = ()
-		for p in (mock.patch.object(common, 'OUT', self.out),
-			  mock.patch.object(R.subprocess, 'run', side_effect=self.fake_run),
+		self.req = Request(out=self.out)
+		for p in (mock.patch.object(R.subprocess, 'run', side_effect=self.fake_run),
 			  mock.patch.object(R, 'host_cpus', return_value=2),
 			  mock.patch.object(R.platform, 'platform',
 					    return_value='Linux-6.1-x86_64'),
-			  mock.patch.dict(os.environ, {n: '' for n in SHAPING})):
+			  # the environment is not read: the request is
+			  mock.patch.dict(os.environ, {'TRACE_SMP': '3', 'MODE': 'long', 'QEMU': 'x'})):
 			p.start()
 			self.addCleanup(p.stop)
 
@@ -225,8 +225,9 @@ class ResultsFileTest(unittest.TestCase):
 		return subprocess.CompletedProcess(cmd, 0, out, '')
 
 	def write(self, *args, **kw):
+		"""write_results() with self.req: (its path, its text)."""
 		with contextlib.redirect_stdout(io.StringIO()) as out:
-			path = R.write_results(*args, **kw)
+			path = R.write_results(self.req, *args, **kw)
 		self.assertIn('results written to ', out.getvalue())
 		with open(path) as f:
 			return path, f.read()
@@ -269,34 +270,40 @@ class ResultsFileTest(unittest.TestCase):
 		_, text = self.write('gate', 'smp8', 'gates', T0, False)
 		self.assertEqual(self.header(text)['commit'], '0123456789ab + uncommitted changes')
 
+	def given(self, env):
+		"""Make self.req as main() would from @env (the variables it was given)."""
+		self.req = request_from_env(dict(env, SCALABLE_OUT=self.out))
+
 	def test_trace_environment(self):
-		env = {'TRACE_SMP': '1,8,16', 'TRACE_MS': '2000', 'TRACE_WORKLOADS': 'exec_bench',
-		       'TRACE_KERNEL': 'stock', 'SMP': '4', 'TRACE_GATE_QUANTUM': '50'}
-		with mock.patch.dict(os.environ, env):
-			_, text = self.write('trace', 'smp1-8-16', 'table', T0, False)
+		self.given({'TRACE_SMP': '1,8,16', 'TRACE_MS': '2000', 'TRACE_WORKLOADS': 'exec_bench',
+			    'TRACE_KERNEL': 'stock', 'SMP': '4', 'TRACE_GATE_QUANTUM': '50'})
+		_, text = self.write('trace', 'smp1-8-16', 'table', T0, False)
 		# in the documented order; SMP and TRACE_GATE_QUANTUM do not shape a trace
 		self.assertEqual(self.header(text)['command'],
 				 'TRACE_KERNEL=stock TRACE_SMP=1,8,16 TRACE_MS=2000 '
 				 'TRACE_WORKLOADS=exec_bench make trace')
 
 	def test_run_and_gate_environment(self):
-		with mock.patch.dict(os.environ, {'MODE': 'full', 'CPUS': '1,2', 'ACCEL': 'kvm',
-						  'TRACE_MS': '500'}):
-			_, text = self.write('run', 'smp2', 'report', T0, True,
-					     settings={'MODE': 'quick'})
-			self.assertEqual(self.header(text)['command'],
-					 'MODE=quick CPUS=1,2 ACCEL=kvm make run')
-			self.assertTrue(self.header(text)['host'].endswith(', KVM'))
-			_, text = self.write('gate', 'smp8', 'gates', T0, False)
-			self.assertEqual(self.header(text)['command'],
-					 'TRACE_MS=500 ACCEL=kvm make test')
-		with mock.patch.dict(os.environ, {'TRACE_WORKLOADS': 'a b'}):
-			_, text = self.write('trace', 'smp1', 'table', T0, False)
-		self.assertEqual(self.header(text)['command'], "TRACE_WORKLOADS='a b' make trace")
+		self.given({'MODE': 'full', 'CPUS': '1,2', 'ACCEL': 'kvm', 'TRACE_MS': '500'})
+		_, text = self.write('run', 'smp2', 'report', T0, True, settings={'MODE': 'quick'})
+		self.assertEqual(self.header(text)['command'], 'MODE=quick CPUS=1,2 ACCEL=kvm make run')
+		self.assertTrue(self.header(text)['host'].endswith(', KVM'))
+		_, text = self.write('gate', 'smp8', 'gates', T0, False)
+		self.assertEqual(self.header(text)['command'], 'TRACE_MS=500 ACCEL=kvm make test')
+		# as given, quoted for the shell
+		self.given({'TRACE_WORKLOADS': 'stat_bench, exec_bench'})
+		_, text = self.write('trace', 'smp1', 'table', T0, False)
+		self.assertEqual(self.header(text)['command'],
+				 "TRACE_WORKLOADS='stat_bench, exec_bench' make trace")
+		# what a subcommand changes in its copy is not what the user gave
+		self.req = dataclasses.replace(self.req, trace_workloads=('qdo_idle',))
+		_, text = self.write('trace', 'smp1', 'table', T0, False)
+		self.assertEqual(self.header(text)['command'],
+				 "TRACE_WORKLOADS='stat_bench, exec_bench' make trace")
 
 	def test_qemu_binary(self):
-		with mock.patch.dict(os.environ, {'QEMU': '/opt/qemu/bin/qemu-system-x86_64'}):
-			self.write('run', 'smp2', 'report', T0, False)
+		self.req = Request(out=self.out, qemu='/opt/qemu/bin/qemu-system-x86_64')
+		self.write('run', 'smp2', 'report', T0, False)
 		self.assertIn((['/opt/qemu/bin/qemu-system-x86_64', '--version'], common.TOP),
 			      self.calls)
 

@@ -15,6 +15,7 @@ from unittest import mock
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import scalable_common as common  # noqa: E402
 import scalable_series as SE  # noqa: E402
+from scalable_request import Request  # noqa: E402
 
 
 class SeriesTest(unittest.TestCase):
@@ -95,7 +96,8 @@ class SeriesTest(unittest.TestCase):
 						capture=True).split(), ['tools/Makefile', 'tools/b.c'])
 
 	def test_series_out(self):
-		self.assertEqual(SE.SERIES_OUT, os.path.join(common.OUT, 'series'))
+		self.assertEqual(SE.series_out(Request()), os.path.join(common.TOP, 'out', 'series'))
+		self.assertEqual(SE.series_out(Request(out='/x/out')), '/x/out/series')
 
 
 if __name__ == '__main__':

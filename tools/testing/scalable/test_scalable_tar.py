@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import scalable_common as common  # noqa: E402
 import scalable_parser as P  # noqa: E402
 import scalable_tar as T  # noqa: E402
+from scalable_request import Request  # noqa: E402
 from test_scalable_native import STUB_KUNIT  # noqa: E402
 
 SUMMARY = {
@@ -97,13 +98,13 @@ class TestBootTest(unittest.TestCase):
 		     mock.patch.object(T, 'boot', return_value=boot) as booted, \
 		     mock.patch.object(T, 'analyze', return_value=(not host_problems,
 								   list(host_problems), host)), \
-		     mock.patch.object(T, 'default_smp', return_value=2), \
 		     mock.patch.object(T.os.path, 'getsize', return_value=0), \
 		     mock.patch.object(T, 'log') as log:
-			ok = T.test('obj', 'src', os.path.join(d, 'inst', 'kselftest-packages', 't.tar.gz'),
-				    d)
+			req = Request(smp=2, boot_timeout=77)
+			ok = T.test(req, 'obj', 'src',
+				    os.path.join(d, 'inst', 'kselftest-packages', 't.tar.gz'), d)
 		self.assertIn('scalable_native=1', booted.call_args[1]['extra_append'])
-		self.assertEqual(booted.call_args[0][3], 'test')
+		self.assertEqual(booted.call_args[0][:7], (req, 'obj', 'release', 2, 'test', d, 77))
 		return ok, ' '.join(str(c) for c in log.call_args_list)
 
 	def test_agree(self):

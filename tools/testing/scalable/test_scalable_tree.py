@@ -13,6 +13,7 @@ from unittest import mock
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import scalable_common as common  # noqa: E402
 import scalable_tree as T  # noqa: E402
+from scalable_request import Request  # noqa: E402
 from test_scalable_common import die_message  # noqa: E402
 
 
@@ -39,11 +40,20 @@ class BaseTest(unittest.TestCase):
 		self.assertIn('Linux 6.11.3', msg)
 		self.assertIn('6.12.y', msg)
 
-	def test_not_a_tree(self):
-		with tempfile.TemporaryDirectory() as d, \
-		     mock.patch.dict(os.environ, {'LINUX_TREE': d}):
-			msg = die_message(self, T.base_source)
-		self.assertIn('not a kernel source tree', msg)
+	def test_own_base(self):
+		"""LINUX_TREE or LINUX_TARBALL (test_scalable_request.py checks them)."""
+		with tempfile.TemporaryDirectory() as d:
+			write(os.path.join(d, 'Makefile'), 'VERSION = 6\n')
+			write(os.path.join(d, 'linux.tar.xz'), 'tar')
+			real = os.path.realpath(d)
+			self.assertEqual(T.base_source(Request(linux_tree=d)),
+					 ('tree', real, 'tree:' + real))
+			self.assertEqual(T.base_source(Request(linux_tarball=d + '/linux.tar.xz')),
+					 ('tarball', real + '/linux.tar.xz',
+					  'tarball:' + T.sha256(d + '/linux.tar.xz')))
+			self.assertFalse(T.base_package_needed(Request(linux_tree=d)))
+			self.assertFalse(T.base_package_needed(Request(linux_tarball=d)))
+		self.assertTrue(T.base_package_needed(Request()))
 
 	def test_tree_version(self):
 		with tempfile.TemporaryDirectory() as d:
