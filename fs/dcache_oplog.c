@@ -208,7 +208,9 @@ void dcache_oplog_hot_reset(void)
  * The thesis's "decrement and retry" (section 4.2), out of line: it is
  * rare.
  *
- * Context: as dcache_oplog_get().
+ * Context: task context; the reference it drops keeps @dentry alive, so
+ * it needs no RCU read lock of its own (the KUnit suite calls it without
+ * one); may take d_lock on a log cache miss; does not sleep.
  * Return: %DCACHE_OPLOG_UNDONE if the reference was dropped again,
  * %DCACHE_OPLOG_STALE if the decrement could not be logged and the
  * reference is still held (dput() it).
@@ -239,6 +241,7 @@ enum dcache_oplog_ref __dcache_oplog_undo(struct dentry *dentry)
 enum dcache_oplog_ref __dcache_oplog_get_miss(struct dentry *dentry,
 					      unsigned int seq)
 {
+	lockdep_assert_in_rcu_read_lock();
 	if (!dcache_oplog_hot(dentry) || !dcache_oplog_eligible(dentry) ||
 	    oplog_add(&dcache_oplog_type, &dentry->d_oplog, 1))
 		return DCACHE_OPLOG_LOCKREF;
@@ -261,6 +264,7 @@ enum dcache_oplog_ref __dcache_oplog_get_miss(struct dentry *dentry,
  */
 bool __dcache_oplog_get_parent_miss(struct dentry *dentry)
 {
+	lockdep_assert_in_rcu_read_lock();
 	return in_task() && dcache_oplog_hot(dentry) &&
 	       dcache_oplog_eligible(dentry) &&
 	       !oplog_add(&dcache_oplog_type, &dentry->d_oplog, 1);

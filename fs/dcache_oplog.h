@@ -76,6 +76,7 @@ void d_oplog_unpinned(struct dentry *dentry);
 static inline enum dcache_oplog_ref dcache_oplog_get(struct dentry *dentry,
 						     unsigned int seq)
 {
+	lockdep_assert_in_rcu_read_lock();
 	if (!static_branch_unlikely(&dcache_oplog_key))
 		return DCACHE_OPLOG_LOCKREF;
 	if (unlikely(!oplog_add_hit(&dcache_oplog_type, &dentry->d_oplog, 1)))
@@ -128,6 +129,7 @@ static inline bool dcache_oplog_get_hit(struct dentry *dentry)
  */
 static inline bool dcache_oplog_get_parent(struct dentry *dentry)
 {
+	lockdep_assert_in_rcu_read_lock();
 	if (!static_branch_unlikely(&dcache_oplog_key))
 		return false;
 	if (likely(oplog_add_hit(&dcache_oplog_type, &dentry->d_oplog, 1)))
@@ -176,6 +178,7 @@ static inline bool dcache_oplog_maybe_logged(const struct dentry *dentry)
  */
 static inline void dcache_oplog_sync(struct dentry *dentry)
 {
+	lockdep_assert_held(&dentry->d_lock);
 	if (unlikely(oplog_obj_has_logs(&dentry->d_oplog)))
 		__dcache_oplog_sync(dentry);
 }

@@ -170,11 +170,14 @@ static void i_writecount_settle(struct inode *inode)
 
 /*
  * A CPU's log was detached (its delta already folded), or an attach kept
- * no log: the last one takes the bias off.
+ * no log: the last one takes the bias off.  i_lock held.
  */
 static void i_writecount_oplog_detach(struct oplog_obj *obj)
 {
-	i_writecount_settle(w_obj_inode(obj));
+	struct inode *inode = w_obj_inode(obj);
+
+	lockdep_assert_held(&inode->i_lock);
+	i_writecount_settle(inode);
 }
 
 /* Fold and detach every CPU's log of the write count, and the bias. */

@@ -145,6 +145,7 @@ void *clustered_miss(struct clustered_obj *co)
 	void *rep = NULL, *new = NULL;
 	unsigned long flags;
 
+	lockdep_assert_preemption_disabled();
 	if (in_nmi())
 		return NULL;
 	/* Rechecked under the lock; this only spares a dying object allocations. */
@@ -200,8 +201,11 @@ EXPORT_SYMBOL_GPL(clustered_miss);
  */
 struct clustered_obj *clustered_lookup(u32 id)
 {
-	struct clustered_obj *co = xa_load(&clustered_table, id);
+	struct clustered_obj *co;
 
+	lockdep_assert_in_rcu_read_lock();
+	lockdep_assert_preemption_disabled();
+	co = xa_load(&clustered_table, id);
 	if (co && !clustered_touch(co, smp_processor_id()))
 		co = NULL;
 	return co;
@@ -224,9 +228,10 @@ struct clustered_iter clustered_iter_start(struct clustered_obj *co, void **repp
 	struct clustered_iter it = {
 		.co = co,
 		.repp = repp,
-		.pos = clustered_touch(co, smp_processor_id()) ? -1 : INT_MAX,
 	};
 
+	lockdep_assert_preemption_disabled();
+	it.pos = clustered_touch(co, smp_processor_id()) ? -1 : INT_MAX;
 	return it;
 }
 EXPORT_SYMBOL_GPL(clustered_iter_start);
@@ -244,6 +249,7 @@ void *clustered_next_rep(struct clustered_obj *co, int *pos)
 	unsigned int groups = co->degree == CLUSTERED_PER_NODE ? nr_node_ids : 1;
 	void *rep;
 
+	lockdep_assert_preemption_disabled();
 	if (*pos == INT_MAX)
 		return NULL;
 	if (co->degree == CLUSTERED_PER_CPU) {

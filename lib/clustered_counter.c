@@ -21,6 +21,8 @@ static void clustered_counter_cpu_dead(struct clustered_obj *co, unsigned int cp
 	struct clustered_counter_rep *rep = p;
 	unsigned long flags;
 
+	/* Interrupts disabled: see struct clustered_ops. */
+	lockdep_assert_irqs_disabled();
 	spin_lock_irqsave(&cc->lock, flags);
 	atomic_long_add(local_xchg(&rep->count, 0), &cc->root);
 	spin_unlock_irqrestore(&cc->lock, flags);

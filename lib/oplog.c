@@ -493,6 +493,7 @@ bool oplog_synchronize_locked(struct oplog_type *type, struct oplog_obj *obj)
 {
 	LIST_HEAD(batch);
 
+	lockdep_assert_held(oplog_lock_of(type, obj));
 	return __oplog_sync(type, obj, false, &batch, 0, 0);
 }
 EXPORT_SYMBOL_GPL(oplog_synchronize_locked);
@@ -519,6 +520,7 @@ void oplog_synchronize_all_locked(struct oplog_type *type, struct oplog_obj *obj
 {
 	LIST_HEAD(batch);
 
+	lockdep_assert_held(oplog_lock_of(type, obj));
 	__oplog_sync(type, obj, false, &batch, 0, U64_MAX);
 }
 EXPORT_SYMBOL_GPL(oplog_synchronize_all_locked);
@@ -557,7 +559,10 @@ EXPORT_SYMBOL_GPL(oplog_synchronize);
 void oplog_unlock(struct oplog_type *type, struct oplog_obj *obj)
 	__releases(obj)
 {
-	spin_unlock(oplog_lock_of(type, obj));
+	spinlock_t *lock = oplog_lock_of(type, obj);
+
+	lockdep_assert_held(lock);
+	spin_unlock(lock);
 }
 EXPORT_SYMBOL_GPL(oplog_unlock);
 
@@ -581,6 +586,7 @@ void oplog_flush_locked(struct oplog_type *type, struct oplog_obj *obj)
 {
 	LIST_HEAD(batch);
 
+	lockdep_assert_held(oplog_lock_of(type, obj));
 	__oplog_sync(type, obj, true, &batch, 0, 0);
 }
 EXPORT_SYMBOL_GPL(oplog_flush_locked);
@@ -863,7 +869,8 @@ static void oplog_install_new(struct oplog_type *type, struct oplog_cache *cache
 /*
  * Append the first operation to @log, this CPU's log of @obj just installed
  * in its slot or taken over, then release the cache lock and let the CPU
- * go.  An empty log has room, and nothing to absorb.
+ * go.  An empty log has room, and nothing to absorb.  Called with
+ * @cache->lock held and preemption disabled (oplog_install()).
  */
 static void oplog_append_first(struct oplog_type *type,
 			       struct oplog_cache *cache, struct oplog_log *log,
@@ -874,6 +881,8 @@ static void oplog_append_first(struct oplog_type *type,
 {
 	struct oplog_op *none = NULL;
 
+	lockdep_assert_held(&cache->lock);
+	lockdep_assert_preemption_disabled();
 	WRITE_ONCE(obj->cpus, obj->cpus | oplog_cpu_bit(cpu));
 	raw_spin_lock(&log->lock);
 	log->credit = grant;

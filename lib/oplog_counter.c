@@ -33,7 +33,9 @@
  * Clears the dead mark of a log emptied by a flush.  Only the owner CPU
  * tags its logs, outside its hit path, so no add races with this.
  *
- * Context: @log->lock held, or @log not yet published.
+ * Context: either @log->lock held (a vacant log retagged by oplog_reuse()),
+ * or @log not yet published (a new log, before oplog_install_new() stores
+ * it in its slot), so no lock is asserted here.
  */
 void oplog_counter_init(struct oplog_log *log)
 {
@@ -110,9 +112,10 @@ void oplog_counter_fold(struct oplog_type *type, struct oplog_obj *obj,
  * CPU's positive one.  A delta of zero or more is always safe, and so is
  * any delta when no other CPU can hold a log of @obj.  Object lock held.
  */
-static bool oplog_fold_alone(struct oplog_obj *obj, unsigned int cpu,
-			     long delta)
+static bool oplog_fold_alone(struct oplog_type *type, struct oplog_obj *obj,
+			     unsigned int cpu, long delta)
 {
+	lockdep_assert_held(oplog_lock_of(type, obj));
 	return delta >= 0 ||
 	       (oplog_exact_bits() && !(obj->cpus & ~oplog_cpu_bit(cpu)));
 }
@@ -141,7 +144,7 @@ void oplog_counter_apply_evicted(struct oplog_type *type,
 
 	lockdep_assert_held(oplog_lock_of(type, obj));
 
-	if (oplog_fold_alone(obj, cpu, delta)) {
+	if (oplog_fold_alone(type, obj, cpu, delta)) {
 		oplog_counter_fold(type, obj, delta);
 		oplog_stat(type, OPLOG_STAT_LOCAL_FOLDS, 1);
 		return;
@@ -168,7 +171,7 @@ void oplog_counter_direct(struct oplog_type *type, struct oplog_obj *obj,
 
 	lockdep_assert_held(oplog_lock_of(type, obj));
 
-	if (!oplog_fold_alone(obj, raw_smp_processor_id(), delta))
+	if (!oplog_fold_alone(type, obj, raw_smp_processor_id(), delta))
 		__oplog_sync(type, obj, false, &none, 0, 0);
 	oplog_counter_fold(type, obj, delta);
 }

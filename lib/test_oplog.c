@@ -225,6 +225,7 @@ static void lb_calibrate(void)
 	cycles_t t, best = 0;
 	int i;
 
+	lockdep_assert_held(&lb_mutex);
 	for (;;) {
 		t = get_cycles();
 		lb_delay(loops);
@@ -476,6 +477,7 @@ struct lb_snap {
 /* The shared list, read with its lock held. */
 static void lb_snapshot(struct lb_snap *snap)
 {
+	lockdep_assert_held(&lb_list.lock);
 	snap->nr = lb_list.nr_items;
 	snap->empty = list_empty(&lb_list.items);
 	snap->adds = lb_list.adds;

@@ -126,7 +126,10 @@ static bool rmap_oplog_logged(struct vm_area_struct *vma)
  * @vma: a file VMA
  *
  * The body of rmap_oplog_insert_logged() (<linux/rmap_oplog.h>), for
- * copy_vma().  Context: @vma's mm's mmap_lock held for write.
+ * copy_vma().  Context: any: it reads @vma's code and nothing else.  The
+ * answer is meaningful to copy_vma(), which asks with @vma's mm's
+ * mmap_lock taken for write; that is not asserted, as the KUnit suite asks
+ * about VMAs of no mm.
  * Return: true if @vma's insert is in a per-CPU log or a spill list.
  */
 bool __rmap_oplog_insert_logged(struct vm_area_struct *vma)
@@ -172,6 +175,7 @@ static bool rmap_oplog_attach(struct oplog_obj *obj)
 {
 	struct address_space *mapping = obj_mapping(obj);
 
+	lockdep_assert_held(&mapping->i_mmap_oplog_lock);
 	return static_branch_likely(&rmap_oplog_key) &&
 	       !rwsem_is_locked(&mapping->i_mmap_rwsem);
 }
@@ -306,6 +310,7 @@ static void rmap_oplog_apply(struct address_space *mapping,
 	unsigned long inserts = 0, removes = 0;
 	struct vm_area_struct *vma, *next;
 
+	i_mmap_assert_write_locked(mapping);
 	list_for_each_entry_safe(vma, next, batch, i_mmap_op.node) {
 		unsigned int code = READ_ONCE(vma->i_mmap_op.code);
 
@@ -352,6 +357,7 @@ static void rmap_oplog_apply_spill(struct address_space *mapping)
 {
 	LIST_HEAD(batch);
 
+	i_mmap_assert_write_locked(mapping);
 	/* A hint: a spill made after it waits for the next holder. */
 	if (list_empty(&mapping->i_mmap_spill))
 		return;
@@ -415,6 +421,7 @@ static bool rmap_oplog_has_logged(struct address_space *mapping)
  */
 bool __rmap_oplog_sync_read(struct address_space *mapping, bool trylock)
 {
+	lockdep_assert_held_read(&mapping->i_mmap_rwsem);
 	if (likely(!rmap_oplog_has_logged(mapping)))
 		return true;
 	up_read(&mapping->i_mmap_rwsem);
@@ -522,6 +529,8 @@ EXPORT_SYMBOL_IF_KUNIT(rmap_oplog_queue_insert);
 bool __rmap_oplog_fork_insert(struct vm_area_struct *vma,
 			      struct vm_area_struct *parent)
 {
+	mmap_assert_write_locked(vma->vm_mm);
+	mmap_assert_write_locked(parent->vm_mm);
 	if (!rmap_oplog_eligible(vma, parent))
 		return false;
 	return rmap_oplog_queue_insert(vma->vm_file->f_mapping, vma);
@@ -540,6 +549,7 @@ bool __rmap_oplog_fork_insert(struct vm_area_struct *vma,
  */
 bool __rmap_oplog_mmap_insert(struct vm_area_struct *vma)
 {
+	mmap_assert_write_locked(vma->vm_mm);
 	if (!rmap_oplog_eligible(vma, vma) ||
 	    !rmap_oplog_queue_insert(vma->vm_file->f_mapping, vma))
 		return false;
@@ -850,6 +860,7 @@ bool __rmap_oplog_relog(struct address_space *mapping,
  */
 void __rmap_oplog_lock_move(struct vm_area_struct *vma)
 {
+	mmap_assert_write_locked(vma->vm_mm);
 	down_write(&vma->vm_file->f_mapping->i_mmap_rwsem);
 	if (rmap_oplog_logged(vma))
 		rmap_oplog_count(RMAP_OPLOG_MOVED_LOGGED, 1);

@@ -86,16 +86,20 @@ static void inotify_oplog_exec(struct oplog_obj *obj, struct oplog_op *op)
 	struct inotify_event_info *event;
 	bool queued;
 
+	lockdep_assert_held(&group->notification_lock);
 	event = container_of(op, struct inotify_event_info, op);
 	if (fsnotify_insert_event_locked(group, &event->fse, inotify_merge,
 					 NULL, &queued))
 		group->ops->free_event(group, &event->fse);
 }
 
-/* No new log for a group that stopped queueing. */
+/* No new log for a group that stopped queueing; notification_lock held. */
 static bool inotify_oplog_attach(struct oplog_obj *obj)
 {
-	return !inotify_oplog_group(obj)->shutdown;
+	struct fsnotify_group *group = inotify_oplog_group(obj);
+
+	lockdep_assert_held(&group->notification_lock);
+	return !group->shutdown;
 }
 
 /*
@@ -224,8 +228,11 @@ static void inotify_oplog_add_locked(struct fsnotify_group *group,
  * locked queue's notification_lock is not either, so inotify events come
  * from task context only: a caller in another context is a bug, warned
  * about once, and its event takes the locked path unordered with the
- * logged ones); under fsnotify_mark_srcu or group->mark_mutex
- * (IN_IGNORED), as inotify_handle_inode_event().  Does not sleep.
+ * logged ones), as inotify_handle_inode_event(): from fsnotify() under
+ * fsnotify_mark_srcu, or, for IN_IGNORED, from fsnotify_free_mark(), which
+ * runs after the group's mark_mutex is dropped and, but for a oneshot
+ * mark's, outside the srcu (its caller holds a reference to the mark, and
+ * so to the group).  Does not sleep.
  * Return: true if @event belongs to OpLog now; false if the group is
  * shutting down (->attach refused), and the caller must queue @event the
  * locked way, which drops it on shutdown.
@@ -326,11 +333,12 @@ __setup("inotify_oplog=", inotify_oplog_setup);
  * still has logs (inotify_oplog_queue()), so no event overtakes a logged
  * one; synchronize_srcu() waits for the handlers under fsnotify_mark_srcu
  * that saw the switch on, and oplog_type_drain() applies and detaches
- * every log left.  An IN_IGNORED handler runs under the group's
- * mark_mutex, not the srcu, and may still attach a log after the drain;
- * that log is applied by the group's readers and flushed by its next
- * locked-path event or its release, like any other.  Readers look at the
- * logs whenever a group has one, whatever the switch says.
+ * every log left.  An IN_IGNORED handler run by fsnotify_free_mark()
+ * for inotify_rm_watch() or the teardown of an inode's marks holds
+ * neither the srcu nor the group's mark_mutex, and may still attach a log
+ * after the drain; that log is applied by the group's readers and flushed
+ * by its next locked-path event or its release, like any other.  Readers
+ * look at the logs whenever a group has one, whatever the switch says.
  *
  * Context: process context, sleeps; no fsnotify lock held.
  * Return: 0; -ENODEV if the OpLog type could not be registered at boot.

@@ -139,8 +139,10 @@ struct clustered_iter clustered_iter_start(struct clustered_obj *co, void **repp
  */
 static __always_inline void *clustered_rep(struct clustered_obj *co)
 {
-	void *rep = this_cpu_read(*co->slot);
+	void *rep;
 
+	lockdep_assert_preemption_disabled();
+	rep = this_cpu_read(*co->slot);
 	if (likely(rep))
 		return rep;
 	return clustered_miss(co);

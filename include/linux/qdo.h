@@ -23,8 +23,10 @@
 #define _LINUX_QDO_H
 
 #include <linux/cpumask.h>
+#include <linux/irqflags.h>
 #include <linux/jump_label.h>
 #include <linux/llist.h>
+#include <linux/lockdep.h>
 #include <linux/preempt.h>
 #include <linux/types.h>
 
@@ -91,6 +93,7 @@ void __qdo_qs(bool full_barrier);
  */
 static __always_inline void qdo_note_context_switch(void)
 {
+	lockdep_assert_irqs_disabled();
 	/* __schedule() orders this by rq->lock + smp_mb__after_spinlock(). */
 	if (static_branch_unlikely(&qdo_hooks_key))
 		__qdo_qs(false);

@@ -317,7 +317,9 @@ static inline void rmap_oplog_lock_insert(struct address_space *mapping,
  * into the tree is never logged again).  Asked after the link, false says
  * nothing about the order: a synchronize in between puts @vma behind the
  * new VMA and clears the answer.
- * Context: @vma's mm's mmap_lock held for write.
+ * Context: any.  The answer means the above to copy_vma(), which asks
+ * with @vma's mm's mmap_lock taken for write (not asserted: the KUnit
+ * suite asks about VMAs of no mm).
  * Return: true if @vma's insert may still be logged or spilled.
  */
 static inline bool rmap_oplog_insert_logged(struct vm_area_struct *vma)

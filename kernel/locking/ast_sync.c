@@ -137,7 +137,10 @@ void ast_wake(struct wake_q_head *wake_q, struct futex_q *q)
  * AST waiters share the futex hash chains with plain futex waiters, as
  * the paper's waiters shared the umtx chains (Ohki & Kuno, section 3.2).
  *
- * Context: hb->lock of @q held.
+ * Context: any.  Reads only @q->wake, which is set before @q is queued
+ * and never changed, so no lock is asserted: the callers in this file
+ * walk a bucket's chain under its lock, but the KUnit suite also asks
+ * about futex_qs on no bucket.
  * Return: true if @q is embedded in a struct ast_waiter.
  */
 bool ast_is_waiter(struct futex_q *q)

@@ -187,6 +187,7 @@ void __qdo_qs(bool full_barrier)
 {
 	struct qdo_cpu *qc = raw_cpu_ptr(&qdo_cpus);
 
+	lockdep_assert_preemption_disabled();
 	/* The section's accesses before the count; pairs with qdo_snap_moved(). */
 	smp_store_release(&qc->gen, qc->gen + 1);
 	/* The count before the next section's accesses (store buffering). */
@@ -209,6 +210,7 @@ EXPORT_SYMBOL_GPL(__qdo_qs);
  */
 void __qdo_tick(int user)
 {
+	lockdep_assert_in_irq();
 	if (user || (IS_ENABLED(CONFIG_PREEMPT_COUNT) &&
 		     preempt_count() == HARDIRQ_OFFSET))
 		__qdo_qs(true);
