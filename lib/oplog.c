@@ -298,7 +298,7 @@ static void oplog_apply(struct oplog_type *type, struct oplog_obj *obj,
 	struct oplog_op *op, *next;
 	long applied = 0, absorbed = 0;
 
-	lockdep_assert_held(oplog_lock_of(type, obj));
+	oplog_assert_obj_locked(type, obj);
 
 	if (oplog_is_counter(type)) {
 		oplog_counter_fold(type, obj, delta);
@@ -360,7 +360,7 @@ struct oplog_log *oplog_collect(struct oplog_type *type,
 	struct oplog_log *log;
 	unsigned int i, credit = 0;
 
-	lockdep_assert_held(oplog_lock_of(type, obj));
+	oplog_assert_obj_locked(type, obj);
 
 	if (!cache)
 		return NULL;
@@ -407,7 +407,7 @@ bool __oplog_sync(struct oplog_type *type, struct oplog_obj *obj,
 	struct oplog_log *log;
 	bool left = false;
 
-	lockdep_assert_held(oplog_lock_of(type, obj));
+	oplog_assert_obj_locked(type, obj);
 
 	if (cpus) {
 		if (!cutoff)
@@ -447,7 +447,7 @@ void oplog_apply_evicted(struct oplog_type *type, struct oplog_obj *obj,
 			 unsigned int cpu, struct list_head *batch,
 			 long delta)
 {
-	lockdep_assert_held(oplog_lock_of(type, obj));
+	oplog_assert_obj_locked(type, obj);
 
 	if (oplog_is_counter(type))
 		oplog_counter_apply_evicted(type, obj, cpu, delta);
@@ -493,7 +493,7 @@ bool oplog_synchronize_locked(struct oplog_type *type, struct oplog_obj *obj)
 {
 	LIST_HEAD(batch);
 
-	lockdep_assert_held(oplog_lock_of(type, obj));
+	oplog_assert_obj_locked(type, obj);
 	return __oplog_sync(type, obj, false, &batch, 0, 0);
 }
 EXPORT_SYMBOL_GPL(oplog_synchronize_locked);
@@ -520,7 +520,7 @@ void oplog_synchronize_all_locked(struct oplog_type *type, struct oplog_obj *obj
 {
 	LIST_HEAD(batch);
 
-	lockdep_assert_held(oplog_lock_of(type, obj));
+	oplog_assert_obj_locked(type, obj);
 	__oplog_sync(type, obj, false, &batch, 0, U64_MAX);
 }
 EXPORT_SYMBOL_GPL(oplog_synchronize_all_locked);
@@ -586,7 +586,7 @@ void oplog_flush_locked(struct oplog_type *type, struct oplog_obj *obj)
 {
 	LIST_HEAD(batch);
 
-	lockdep_assert_held(oplog_lock_of(type, obj));
+	oplog_assert_obj_locked(type, obj);
 	__oplog_sync(type, obj, true, &batch, 0, 0);
 }
 EXPORT_SYMBOL_GPL(oplog_flush_locked);
@@ -769,7 +769,7 @@ static void oplog_direct(struct oplog_type *type, struct oplog_obj *obj,
 {
 	LIST_HEAD(batch);
 
-	lockdep_assert_held(oplog_lock_of(type, obj));
+	oplog_assert_obj_locked(type, obj);
 
 	if (oplog_is_counter(type)) {
 		oplog_counter_direct(type, obj, delta);
@@ -803,7 +803,7 @@ static void oplog_take_over(struct oplog_type *type, struct oplog_cache *cache,
 	unsigned int credit;
 
 	lockdep_assert_held(&cache->lock);
-	lockdep_assert_held(oplog_lock_of(type, victim));
+	oplog_assert_obj_locked(type, victim);
 
 	raw_spin_lock(&log->lock);
 	oplog_take(type, log, U64_MAX, false, batch, delta);
@@ -918,7 +918,7 @@ static enum oplog_miss oplog_install(struct oplog_type *type,
 	long vdelta = 0;
 	bool done;
 
-	lockdep_assert_held(oplog_lock_of(type, obj));
+	oplog_assert_obj_locked(type, obj);
 
 	preempt_disable();
 	cache = clustered_rep(&type->caches);

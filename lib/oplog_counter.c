@@ -99,7 +99,7 @@ bool oplog_counter_logged(struct oplog_log *log)
 void oplog_counter_fold(struct oplog_type *type, struct oplog_obj *obj,
 			long delta)
 {
-	lockdep_assert_held(oplog_lock_of(type, obj));
+	oplog_assert_obj_locked(type, obj);
 	if (delta)
 		type->ops->fold(obj, delta);
 }
@@ -115,7 +115,7 @@ void oplog_counter_fold(struct oplog_type *type, struct oplog_obj *obj,
 static bool oplog_fold_alone(struct oplog_type *type, struct oplog_obj *obj,
 			     unsigned int cpu, long delta)
 {
-	lockdep_assert_held(oplog_lock_of(type, obj));
+	oplog_assert_obj_locked(type, obj);
 	return delta >= 0 ||
 	       (oplog_exact_bits() && !(obj->cpus & ~oplog_cpu_bit(cpu)));
 }
@@ -142,7 +142,7 @@ void oplog_counter_apply_evicted(struct oplog_type *type,
 {
 	LIST_HEAD(none);
 
-	lockdep_assert_held(oplog_lock_of(type, obj));
+	oplog_assert_obj_locked(type, obj);
 
 	if (oplog_fold_alone(type, obj, cpu, delta)) {
 		oplog_counter_fold(type, obj, delta);
@@ -169,7 +169,7 @@ void oplog_counter_direct(struct oplog_type *type, struct oplog_obj *obj,
 {
 	LIST_HEAD(none);
 
-	lockdep_assert_held(oplog_lock_of(type, obj));
+	oplog_assert_obj_locked(type, obj);
 
 	if (!oplog_fold_alone(type, obj, raw_smp_processor_id(), delta))
 		__oplog_sync(type, obj, false, &none, 0, 0);

@@ -98,6 +98,17 @@ static inline spinlock_t *oplog_lock_of(const struct oplog_type *type,
 	return type->ops->obj_lock(obj);
 }
 
+/*
+ * Assert that @obj's lock is held.  Only under lockdep: finding the lock
+ * calls ->obj_lock, which lockdep_assert_held() would evaluate even
+ * without CONFIG_LOCKDEP.
+ */
+#define oplog_assert_obj_locked(type, obj)				\
+	do {								\
+		if (IS_ENABLED(CONFIG_LOCKDEP))				\
+			lockdep_assert_held(oplog_lock_of(type, obj));	\
+	} while (0)
+
 /* What oplog_collect() does with the log it empties. */
 enum oplog_detach {
 	OPLOG_DETACH_NONE,	/* stays @obj's log (a synchronize) */
