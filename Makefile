@@ -16,7 +16,8 @@
 #                 DEB_CONFIG=<.config>|defconfig|guest (default: /boot/config-*)
 #   make deb-test make deb, then boot its kernel against the harness's guest
 #   make trace    cache-line transfers per operation at TRACE_SMP vCPUs (TCG)
-#   make soak     the torture kselftest on the debug kernel, SOAK_SECONDS (1800)
+#   make soak     the torture kselftest, then ast_mutex_test's kill storm, on
+#                 the debug kernel, SOAK_SECONDS (1800) each
 #   make selftests-tar  the release kselftests + run_scalable.sh, for a booted host
 #   make tcg-check  whether multi-threaded TCG survives static-key flips here
 #

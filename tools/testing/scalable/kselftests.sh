@@ -26,9 +26,12 @@
 #   scalable_ast_bench  ast_bench arguments, '_' for spaces (diagnostic
 #                    boots, e.g. -t_100,1000_-b_100_-c_2)
 #   scalable_soak    seconds: the torture kselftest alternates its phases
-#                    that long (make soak; with scalable_tests=torture):
-#                    its soak test alone, TORTURE_SECONDS in its environment;
-#                    without, every torture test but the soak
+#                    that long (make soak; with scalable_tests=torture,
+#                    ast_mutex_test): its soak test alone, TORTURE_SECONDS
+#                    in its environment, then ast_mutex_test's kill storm
+#                    alone, half that long on each kind of word
+#                    (AST_KILL_STORM_SECONDS); without, every torture test
+#                    but the soak
 #   scalable_exclude comma list of upstream collection:test entries not to
 #                    run (make deb-test: stock races of a distribution
 #                    config); the host counts them as not run
@@ -66,7 +69,9 @@ scalable_bench_args() {
 	if [ -n "$scalable_soak" ]; then
 		KSELFTEST_TORTURE_ARGS="-t soak"
 		TORTURE_SECONDS=$scalable_soak
-		export TORTURE_SECONDS
+		KSELFTEST_AST_MUTEX_TEST_ARGS="-t kill_storm"
+		AST_KILL_STORM_SECONDS=$((scalable_soak / 2))
+		export TORTURE_SECONDS KSELFTEST_AST_MUTEX_TEST_ARGS AST_KILL_STORM_SECONDS
 		tmo=$((scalable_soak + 900))
 	fi
 	export KSELFTEST_TORTURE_ARGS

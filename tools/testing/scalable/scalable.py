@@ -503,11 +503,13 @@ def cmd_soak(req, args):
 	"""make soak: the kselftest torture on the debug kernel for a given time.
 
 	Its hotplug and faults phases alternate (the ast_mutex stress and
-	fuzzer run in both) for @args.seconds; the boot is judged like a test
-	boot, and out/soak.md and out/soak.json give the summed totals:
-	operations of each kind, hotplug rounds and offlines, faults injected,
-	and the kernel reports found (any fails the soak).  With
-	@args.rejudge, the last soak's logs are judged again, with no boot.
+	fuzzer run in both) for @args.seconds, then ast_mutex_test's SIGKILL
+	storm runs as long again (half on each kind of word); the boot is
+	judged like a test boot, and out/soak.md and out/soak.json give the
+	summed totals: operations of each kind, hotplug rounds and offlines,
+	faults injected, waiters killed in ast_mutex_lock() (kill_storm), and
+	the kernel reports found (any fails the soak).  With @args.rejudge,
+	the last soak's logs are judged again, with no boot.
 	"""
 	seconds = args.seconds
 	if seconds < 60:
@@ -522,16 +524,25 @@ def cmd_soak(req, args):
 		cmd_build(req, argparse.Namespace(flavours=['debug']))
 		smp = default_smp(req)
 		soak = dataclasses.replace(req, kernel_args=' '.join([
-			req.kernel_args, 'scalable_soak=%d' % seconds, 'scalable_tests=torture',
-			'scalable_upstream=none']))
+			req.kernel_args, 'scalable_soak=%d' % seconds,
+			'scalable_tests=torture,ast_mutex_test', 'scalable_upstream=none']))
 		b = boot(soak, os.path.join(common.BUILD, 'debug'), 'debug', smp, 'test', logdir,
-			 seconds + boot_timeout(soak, 'debug', 'test'))
+			 2 * seconds + boot_timeout(soak, 'debug', 'test'))
 	ok, problems, _ = analyze(os.path.join(common.BUILD, 'src', 'linux'), b, logdir)
 	totals = parse_torture_totals(b['tap_text'])
 	splats = find_splats(b['console_text'])
 	if not totals.get('passes'):
 		ok = False
 		problems.append('soak: no "totals: passes" line (torture did not finish)')
+	if not totals.get('kill_storm kills'):
+		ok = False
+		problems.append('soak: no "totals: phase kill_storm" line (ast_mutex_test\'s '
+				'kill storm did not run)')
+	elif totals.get('kill_storm failures'):
+		ok = False
+		problems.append('soak: the kill storm failed %d times (a killed waiter owned '
+				'the word, or the word could not be taken back)' %
+				totals['kill_storm failures'])
 	res = {'verdict': 'PASS' if ok else 'FAIL', 'seconds_asked': seconds,
 	       'wall_seconds': round(b['seconds']), 'smp': smp, 'flavour': 'debug',
 	       'accel': b['accel'], 'console': b['console'], 'append': b['append'],

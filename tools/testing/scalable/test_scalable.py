@@ -233,12 +233,34 @@ class RequestPassedDownTest(unittest.TestCase):
 			self.assertEqual(scalable.cmd_soak(self.req, args), 1)	# no totals
 		(req, flavour, smp, timeout, _), = self.booted
 		self.assertEqual(req.kernel_args, 'dcache_oplog=off scalable_soak=60 '
-				 'scalable_tests=torture scalable_upstream=none')
+				 'scalable_tests=torture,ast_mutex_test scalable_upstream=none')
 		self.assertEqual(req, Request(smp=4, kernel_args=req.kernel_args, out=self.req.out))
 		self.assertEqual((flavour, smp), ('debug', 4))
-		self.assertEqual(timeout, 60 + scalable.boot_timeout(req, 'debug', 'test'))
+		self.assertEqual(timeout, 120 + scalable.boot_timeout(req, 'debug', 'test'))
 		self.assertEqual(self.req.kernel_args, 'dcache_oplog=off')
 		self.assertEqual(os.environ['KERNEL_ARGS'], 'from-env')
+
+	def soak_with(self, tap):
+		self.booted.clear()
+		with mock.patch.object(scalable, 'boot',
+				       side_effect=lambda *a, **kw: dict(self.boot(*a, **kw),
+									   tap_text=tap)), \
+		     mock.patch.object(scalable, 'analyze', return_value=(True, [], {})):
+			rc = scalable.cmd_soak(self.req, argparse.Namespace(seconds=60, rejudge=False))
+		with open(os.path.join(self.req.out, 'soak.json')) as f:
+			return rc, json.load(f)
+
+	def test_soak_needs_the_kill_storm(self):
+		torture = '# totals: passes 3 ops 10\n'
+		storm = '# totals: phase kill_storm kills %d chosen 1 entered 2 failures %d\n'
+		rc, res = self.soak_with(torture)
+		self.assertEqual(rc, 1)
+		self.assertIn('kill storm did not run', ' '.join(res['problems']))
+		rc, res = self.soak_with(torture + storm % (40, 0) + storm % (2, 0))
+		self.assertEqual((rc, res['totals']['kill_storm kills']), (0, 42))
+		rc, res = self.soak_with(torture + storm % (40, 0) + storm % (2, 1))
+		self.assertEqual(rc, 1)
+		self.assertIn('the kill storm failed 1 times', ' '.join(res['problems']))
 
 	def test_tcg_check_thread_modes(self):
 		args = argparse.Namespace(rounds=1, timeout=30)
