@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "../kselftest.h"
+#include "sched_util.h"
 #include "sysfs_util.h"
 #include "trace_mark.h"
 
@@ -129,12 +130,9 @@ static int run_worker(int idx)
 {
 	struct worker_result *r = &results[idx];
 	char buf[128];
-	cpu_set_t set;
 	ssize_t n;
 
-	CPU_ZERO(&set);
-	CPU_SET(cpu_list[idx], &set);
-	if (sched_setaffinity(0, sizeof(set), &set)) {
+	if (pin_cpu(cpu_list[idx])) {
 		fprintf(stderr, "oplog_list: worker %d: sched_setaffinity(%d): %s\n", idx,
 			cpu_list[idx], strerror(errno));
 		return 1;
@@ -161,7 +159,7 @@ static double run_once(int mode, int cpus)
 	double rate = 0;
 	pid_t pids[MAX_CPUS];
 	unsigned long long total;
-	int i, status, ret, failed = 0;
+	int i, ret, failed = 0;
 	long loops;
 	ssize_t n;
 
@@ -182,13 +180,7 @@ static double run_once(int mode, int cpus)
 		if (pids[i] < 0)
 			failed++;
 	}
-	for (i = 0; i < cpus; i++) {
-		if (pids[i] <= 0)
-			continue;
-		if (waitpid(pids[i], &status, 0) < 0 || !WIFEXITED(status) ||
-		    WEXITSTATUS(status))
-			failed++;
-	}
+	failed += reap_all(pids, cpus);
 	trace_window_stop();
 	for (i = 0, total = 0; i < cpus; i++)
 		total += results[i].total;
@@ -251,7 +243,6 @@ int main(int argc, char **argv)
 {
 	bool opt_w = false, opt_m = false, opt_r = false, quick = false;
 	char *opt_c = NULL;
-	cpu_set_t set;
 	int c, i, j, nr_modes = 0;
 	long v;
 
@@ -303,11 +294,9 @@ int main(int argc, char **argv)
 		if (!opt_r)
 			runs = 2;
 	}
-	if (sched_getaffinity(0, sizeof(set), &set))
+	nproc = affinity_cpus(cpu_list, MAX_CPUS);
+	if (nproc < 0)
 		return KSFT_FAIL;
-	for (i = 0; i < CPU_SETSIZE && nproc < MAX_CPUS; i++)
-		if (CPU_ISSET(i, &set))
-			cpu_list[nproc++] = i;
 
 	ksft_print_header();
 	if (opt_c) {
