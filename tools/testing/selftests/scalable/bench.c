@@ -130,17 +130,7 @@ static void sleep_ns(__u64 ns)
  */
 int bench_parse_uint(const char *s, long min, long max, long *val)
 {
-	char *end;
-	long v;
-
-	if (!s || !*s)
-		return -1;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -1;
-	*val = v;
-	return 0;
+	return s && !sysfs_parse_range(s, min, max, val) ? 0 : -1;
 }
 
 /**
@@ -1256,9 +1246,8 @@ static void exe_copy_path(char *buf, size_t size, int idx)
 /* -x: one private copy of the executable per worker index. */
 static int copy_exe(void)
 {
-	char path[4200], data[65536];
-	int in, out, i, ret = 0;
-	ssize_t n;
+	char path[4200];
+	int in, out, i, err, ret = 0;
 
 	snprintf(path, sizeof(path), "%s/.exe", bench_cfg.dir);
 	if (mkdir(path, 0755)) {
@@ -1271,17 +1260,11 @@ static int copy_exe(void)
 			in = open(saved_argv[0], O_RDONLY | O_CLOEXEC);
 		exe_copy_path(path, sizeof(path), i);
 		out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
-		if (in < 0 || out < 0) {
+		err = in < 0 || out < 0 ? -errno : sysfs_copy_fd(in, out);
+		if (err) {
 			ksft_print_msg("copy executable to %s: %s\n", path,
-				       strerror(errno));
+				       strerror(-err));
 			ret = -1;
-		}
-		while (!ret && (n = read(in, data, sizeof(data))) != 0) {
-			if (n < 0 || write(out, data, n) != n) {
-				ksft_print_msg("copy executable to %s: %s\n",
-					       path, strerror(errno));
-				ret = -1;
-			}
 		}
 		if (in >= 0)
 			close(in);

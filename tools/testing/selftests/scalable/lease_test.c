@@ -203,19 +203,14 @@ static int try_exec(const char *exe, int cpu)
 /* Copy this program to @path, executable. */
 static int copy_self(const char *path)
 {
-	char buf[65536];
 	int in, out, ret = -1;
-	ssize_t n;
 
 	in = open("/proc/self/exe", O_RDONLY);
 	if (in < 0)
 		return -1;
 	out = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0755);
 	if (out >= 0) {
-		while ((n = read(in, buf, sizeof(buf))) > 0)
-			if (write(out, buf, n) != n)
-				break;
-		ret = n ? -1 : 0;
+		ret = sysfs_copy_fd(in, out) ? -1 : 0;
 		if (close(out))
 			ret = -1;
 	}

@@ -80,15 +80,6 @@ static void print_usage(FILE *f)
 		"  modes: locked basic global local");
 }
 
-static int parse_long(const char *s, long min, long max, long *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtol(s, &end, 10);
-	return errno || !*s || *end || *v < min || *v > max ? -1 : 0;
-}
-
 static int parse_modes(char *arg)
 {
 	char *tok, *save = NULL;
@@ -114,7 +105,7 @@ static int parse_counts(char *arg)
 
 	nr_counts = 0;
 	for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (parse_long(tok, 1, MAX_CPUS, &v))
+		if (sysfs_parse_range(tok, 1, MAX_CPUS, &v))
 			return -1;
 		if (v > nproc) {
 			ksft_print_msg("oplog_list: skipping %ld CPUs (%d usable)\n", v, nproc);
@@ -249,17 +240,17 @@ int main(int argc, char **argv)
 	while ((c = getopt(argc, argv, "w:m:r:qc:M:d:xh")) != -1) {
 		switch (c) {
 		case 'w':
-			if (parse_long(optarg, 0, 600000, &warmup_ms))
+			if (sysfs_parse_range(optarg, 0, 600000, &warmup_ms))
 				goto bad;
 			opt_w = true;
 			break;
 		case 'm':
-			if (parse_long(optarg, 1, 600000, &measure_ms))
+			if (sysfs_parse_range(optarg, 1, 600000, &measure_ms))
 				goto bad;
 			opt_m = true;
 			break;
 		case 'r':
-			if (parse_long(optarg, 1, MAX_RUNS, &runs))
+			if (sysfs_parse_range(optarg, 1, MAX_RUNS, &runs))
 				goto bad;
 			opt_r = true;
 			break;

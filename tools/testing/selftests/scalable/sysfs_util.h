@@ -2,9 +2,10 @@
 /*
  * Small helpers for the programs of this directory that drive the kernel
  * through its files in sysfs, debugfs and procfs: read a file whole or as
- * one value, write a value (and check that it took), look up "key value"
- * lines of a statistics file, take a CPU offline or online, read the
- * scheduler state of a task.
+ * one value, parse a value, write a value (and check that it took), look
+ * up "key value" lines of a statistics file, copy a file (this program's
+ * /proc/self/exe), take a CPU offline or online, read the scheduler state
+ * of a task.
  *
  * Each helper opens the file, reads or writes it and closes it again, and
  * answers 0 (or a byte count) or a negative errno, never -1 with errno, so
@@ -160,6 +161,34 @@ static inline int sysfs_parse_long(const char *s, long *val)
 		return -EINVAL;
 	if (errno)
 		return -errno;
+	*val = v;
+	return 0;
+}
+
+/**
+ * sysfs_parse_range() - a string that is one decimal number in a range
+ * @s: the string: the number and nothing else (a value, an option's
+ *     argument)
+ * @min: the smallest number taken
+ * @max: the largest number taken
+ * @val: where the number goes; left alone on an error
+ *
+ * Return: 0, -EINVAL if @s is empty or is not a number alone, or -ERANGE
+ * if the number is not in [@min, @max].
+ */
+static inline int sysfs_parse_range(const char *s, long min, long max, long *val)
+{
+	char *end;
+	long v;
+
+	if (!*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (*end)
+		return -EINVAL;
+	if (errno || v < min || v > max)
+		return -ERANGE;
 	*val = v;
 	return 0;
 }
@@ -343,6 +372,29 @@ static inline long sysfs_stat(const char *path, const char *key)
 	long val;
 
 	return sysfs_read_stat(path, key, &val) ? -1 : val;
+}
+
+/**
+ * sysfs_copy_fd() - copy what is left of one file to another
+ * @in: the file read, to its end (/proc/self/exe, say)
+ * @out: the file written
+ *
+ * Return: 0, or a negative errno: that of read() or write(), or -EIO if
+ * write() took only part of a block.
+ */
+static inline int sysfs_copy_fd(int in, int out)
+{
+	char buf[65536];
+	ssize_t n, w;
+
+	while ((n = read(in, buf, sizeof(buf))) > 0) {
+		w = write(out, buf, n);
+		if (w < 0)
+			return -errno;
+		if (w != n)
+			return -EIO;
+	}
+	return n < 0 ? -errno : 0;
 }
 
 /**
