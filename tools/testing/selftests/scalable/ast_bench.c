@@ -71,6 +71,8 @@
 
 #include "../kselftest.h"
 #include "ast_mutex.h"
+#include "sched_util.h"
+#include "sysfs_util.h"
 #include "trace_mark.h"
 
 enum { S_EMPTY, S_MID, S_FULL, S_STOP };
@@ -208,14 +210,6 @@ static const char *const run_fmt[] = {
 /* -l: measure the hand-off latency. */
 static bool latency;
 
-static unsigned long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* Lock held, state right: the latency since the previous owner's release. */
 static void lat_enter(struct bbuf *b, int thread)
 {
@@ -236,23 +230,11 @@ static void lat_exit(struct bbuf *b)
 		b->released_ns = now_ns();
 }
 
-static bool read_kstats(unsigned long long *v)
+/* The counts of AST_STATS, 0 for one it lacks; false without the file. */
+static bool read_kstats(long *v)
 {
-	unsigned long long x;
-	char name[32];
-	int i;
-	FILE *f;
-
 	memset(v, 0, NR_KSTATS * sizeof(*v));
-	f = fopen(AST_STATS, "re");
-	if (!f)
-		return false;
-	while (fscanf(f, "%31s %llu", name, &x) == 2)
-		for (i = 0; i < NR_KSTATS; i++)
-			if (!strcmp(name, kstat_names[i]))
-				v[i] = x;
-	fclose(f);
-	return true;
+	return sysfs_read_stats(AST_STATS, kstat_names, NR_KSTATS, v) >= 0;
 }
 
 static long warmup_ms = 1000, measure_ms = 5000, runs = 3;
@@ -526,22 +508,6 @@ static unsigned long sum(struct counter *c, int n)
 	return s;
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
-		;
-}
-
 static void stop_all(struct bbuf *b)
 {
 	__atomic_store_n(&b->stopping, 1, __ATOMIC_RELAXED);
@@ -568,11 +534,6 @@ static void stop_all(struct bbuf *b)
 	}
 }
 
-static double tv_us(const struct timeval *tv)
-{
-	return tv->tv_sec * 1e6 + tv->tv_usec;
-}
-
 /*
  * One run; returns items/ms and fills @cost, or -1 on an error.  With -l,
  * adds the hand-off latencies of the measurement to @lat.
@@ -582,7 +543,7 @@ static double run_once(int impl, int nthreads, int size, struct cost *cost,
 {
 	struct rusage ru0, ru1;
 	int np = nthreads / 2, nc = nthreads - np, i, k, ret = 0;
-	unsigned long long k0[NR_KSTATS], k1[NR_KSTATS];
+	long k0[NR_KSTATS], k1[NR_KSTATS];
 	unsigned long g0, g1, n, puts, gets;
 	bool is_ast = impl != IMPL_CV_BCAST && impl != IMPL_CV_PAIR &&
 		      impl != IMPL_FUTEX;
@@ -641,12 +602,12 @@ static double run_once(int impl, int nthreads, int size, struct cost *cost,
 		trace_window_start();
 		cost->kstats = is_ast && read_kstats(k0);
 		g0 = sum(b->gets, nc);
-		t0 = now_ms();
+		t0 = now_ns() / 1e6;
 		__atomic_store_n(&b->measuring, 1, __ATOMIC_RELAXED);
 		sleep_ms(measure_ms);
 		__atomic_store_n(&b->measuring, 0, __ATOMIC_RELAXED);
 		g1 = sum(b->gets, nc);
-		t1 = now_ms();
+		t1 = now_ns() / 1e6;
 		cost->kstats = cost->kstats && read_kstats(k1);
 		trace_window_stop();
 		if (trace_enabled()) {
@@ -841,7 +802,6 @@ int main(int argc, char **argv)
 	const char *opt_t = NULL, *opt_b = NULL, *opt_c = NULL;
 	__u32 probe = AST_MUTEX_WORD(0);
 	int opt, ci, ti, si, k, done, quick = 0;
-	cpu_set_t set;
 
 	while ((opt = getopt(argc, argv, "w:m:r:qc:t:b:i:vlh")) != -1) {
 		switch (opt) {
@@ -901,11 +861,9 @@ int main(int argc, char **argv)
 	nr_threads = parse_list(opt_t, threads, MAX_LIST, 2, 4096);
 	nr_sizes = parse_list(opt_b, sizes, MAX_LIST, 1, 1 << 20);
 
-	if (sched_getaffinity(0, sizeof(set), &set))
+	nproc = affinity_cpus(cpu_list, ARRAY_SIZE(cpu_list));
+	if (nproc < 0)
 		return KSFT_FAIL;
-	for (k = 0; k < CPU_SETSIZE && nproc < 1024; k++)
-		if (CPU_ISSET(k, &set))
-			cpu_list[nproc++] = k;
 	if (opt_c) {
 		nr_cpus = parse_list(opt_c, cpus, MAX_LIST, 1, 1024);
 	} else {

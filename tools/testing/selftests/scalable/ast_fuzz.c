@@ -74,6 +74,8 @@
 
 #include "../kselftest.h"
 #include "ast_mutex.h"
+#include "sched_util.h"
+#include "sysfs_util.h"
 
 #define NCHAOS		16
 #define NROBUST		4
@@ -99,23 +101,6 @@ static struct shared *sh;
 static unsigned long seed;
 static int nprocs = 3, nthreads = 3, seconds = 15;
 static bool fault_mode;
-
-static unsigned long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000UL + ts.tv_nsec;
-}
-
-/* xorshift64*, one per thread. */
-static __u64 next(__u64 *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 2685821657736338717ULL;
-}
 
 static __u64 mix(__u64 a, __u64 b)
 {
@@ -156,15 +141,13 @@ static bool unlock_ok(long r)
 /* -F: this thread's kernel allocations fail at random from now on. */
 static void mark_for_faults(void)
 {
-	int fd;
+	int ret;
 
 	if (!fault_mode)
 		return;
-	fd = open("/proc/thread-self/make-it-fail", O_WRONLY);
-	if (fd < 0 || write(fd, "1", 1) != 1)
-		report_bad("make-it-fail", -errno, 0);
-	if (fd >= 0)
-		close(fd);
+	ret = sysfs_write_str("/proc/thread-self/make-it-fail", "1");
+	if (ret)
+		report_bad("make-it-fail", ret, 0);
 }
 
 /* A per-process private page that one thread keeps remapping. */
@@ -199,7 +182,7 @@ static void flush(struct worker *w)
 
 static __u32 *pick_word(struct worker *w, bool *kernel_only)
 {
-	__u64 x = next(&w->rnd);
+	__u64 x = rand_next(&w->rnd);
 
 	*kernel_only = false;
 	switch (x % 8) {
@@ -221,7 +204,7 @@ static __u32 *pick_word(struct worker *w, bool *kernel_only)
 
 static __u32 random_value(struct worker *w, __u32 tid)
 {
-	__u64 x = next(&w->rnd);
+	__u64 x = rand_next(&w->rnd);
 	__u32 waiters = (x & 0x10) ? AST_MUTEX_WAITERS : 0;
 
 	switch ((x >> 8) % 7) {
@@ -243,7 +226,7 @@ static __u32 random_value(struct worker *w, __u32 tid)
 
 static unsigned int random_flags(struct worker *w, bool unlock)
 {
-	__u64 x = next(&w->rnd);
+	__u64 x = rand_next(&w->rnd);
 	unsigned int f = (x & 1) ? AST_MUTEX_PRIVATE : 0;
 
 	if (unlock && (x & 6) == 2)
@@ -257,7 +240,7 @@ static unsigned int random_flags(struct worker *w, bool unlock)
 
 static void ast_op(struct worker *w, __u32 tid)
 {
-	__u64 x = next(&w->rnd);
+	__u64 x = rand_next(&w->rnd);
 	bool kernel_only;
 	__u32 *word = pick_word(w, &kernel_only);
 	unsigned int flags = random_flags(w, false);
@@ -266,15 +249,10 @@ static void ast_op(struct worker *w, __u32 tid)
 	__u64 mask;
 	long r, u;
 
-	clock_gettime(clk, &ts);
-	ts.tv_nsec += (x >> 8) % 3000000;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	abs_time_ns(&ts, clk, (x >> 8) % 3000000);
 	if ((x >> 32) % 64 == 0)
 		tp = NULL;	/* may sleep until SIGKILL */
-	mask = (x & 0x4000) ? next(&w->rnd) :
+	mask = (x & 0x4000) ? rand_next(&w->rnd) :
 	       AST_MUTEX_STATE_BIT((x >> 16) % 64) |
 	       AST_MUTEX_STATE_BIT((x >> 24) % 64);
 	if ((x >> 40) % 32 == 0)
@@ -304,7 +282,7 @@ static void ast_op(struct worker *w, __u32 tid)
 
 static void unlock_op(struct worker *w)
 {
-	__u64 x = next(&w->rnd);
+	__u64 x = rand_next(&w->rnd);
 	bool kernel_only;
 	__u32 *word = pick_word(w, &kernel_only);
 	long r;
@@ -318,7 +296,7 @@ static void unlock_op(struct worker *w)
 
 static void overwrite_op(struct worker *w, __u32 tid)
 {
-	__u64 x = next(&w->rnd);
+	__u64 x = rand_next(&w->rnd);
 
 	w->other_ops++;
 	__atomic_store_n(&sh->chaos[x % NCHAOS], random_value(w, tid),
@@ -327,7 +305,7 @@ static void overwrite_op(struct worker *w, __u32 tid)
 
 static void futex_op(struct worker *w, __u32 tid)
 {
-	__u64 x = next(&w->rnd);
+	__u64 x = rand_next(&w->rnd);
 	int priv = (x & 1) ? FUTEX_PRIVATE_FLAG : 0;
 	__u32 *a = &sh->chaos[(x >> 8) % NCHAOS];
 	__u32 *b = &sh->chaos[(x >> 16) % NCHAOS];
@@ -358,12 +336,7 @@ static void futex_op(struct worker *w, __u32 tid)
 			1UL, b, *a);
 		break;
 	case 6:
-		clock_gettime(CLOCK_REALTIME, &abs);
-		abs.tv_nsec += rel.tv_nsec;
-		if (abs.tv_nsec >= 1000000000L) {
-			abs.tv_sec++;
-			abs.tv_nsec -= 1000000000L;
-		}
+		abs_time_ns(&abs, CLOCK_REALTIME, rel.tv_nsec);
 		if (!syscall(SYS_futex, a, FUTEX_LOCK_PI | priv, 0, &abs,
 			     NULL, 0))
 			syscall(SYS_futex, a, FUTEX_UNLOCK_PI | priv, 0, NULL,
@@ -386,7 +359,7 @@ static void futex_op(struct worker *w, __u32 tid)
 /* Only thread 0 of a process touches its private page from user space. */
 static void flap_op(struct worker *w, __u32 tid)
 {
-	__u64 x = next(&w->rnd);
+	__u64 x = rand_next(&w->rnd);
 	__u32 *p = (__u32 *)flappy;
 	int i;
 
@@ -421,17 +394,12 @@ static void flap_op(struct worker *w, __u32 tid)
 
 static void robust_op(struct worker *w)
 {
-	__u64 x = next(&w->rnd);
+	__u64 x = rand_next(&w->rnd);
 	struct ast_mutex *m = &sh->robust[x % NROBUST];
 	struct timespec ts;
 	long r;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_nsec += 1000000 + (x >> 8) % 4000000;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	abs_time_ns(&ts, CLOCK_MONOTONIC, 1000000 + (x >> 8) % 4000000);
 	w->lock_calls++;
 	r = ast_mutex_timedlock(m, AST_MUTEX_STATE_BIT((x >> 16) % 4) |
 				AST_MUTEX_STATE_BIT((x >> 20) % 4), &ts,
@@ -462,7 +430,7 @@ static void *worker_fn(void *arg)
 	mark_for_faults();
 	while (!__atomic_load_n(&sh->stop, __ATOMIC_RELAXED) &&
 	       now_ns() < sh->deadline_ns) {
-		x = next(&w->rnd) % 100;
+		x = rand_next(&w->rnd) % 100;
 		if (x < 35)
 			ast_op(w, tid);
 		else if (x < 50)
@@ -520,16 +488,11 @@ static pid_t spawn(int proc, int gen)
 /* SIGKILL @pid and reap it; false if it is still there after 30 s. */
 static bool kill_and_reap(pid_t pid)
 {
-	unsigned long t0 = now_ns();
-	pid_t r;
 	int st;
 
 	kill(pid, SIGCONT);
 	kill(pid, SIGKILL);
-	while ((r = waitpid(pid, &st, WNOHANG)) == 0 &&
-	       now_ns() - t0 < 30000000000UL)
-		usleep(10000);
-	if (r == pid)
+	if (waitpid_ms(pid, &st, 30000) == pid)
 		return true;
 	ksft_print_msg("process %d did not die within 30 s of SIGKILL\n", pid);
 	return false;
@@ -546,7 +509,7 @@ static int victim_round(__u64 *rnd, __u32 me)
 	static const unsigned int policies[] = {
 		0, AST_MUTEX_HANDOFF, AST_MUTEX_WAKE_ONLY
 	};
-	__u64 x = next(rnd);
+	__u64 x = rand_next(rnd);
 	unsigned long t0;
 	long r;
 	__u32 v;
@@ -662,7 +625,7 @@ int main(int argc, char **argv)
 		pids[i] = spawn(i, 0);
 	}
 	while (now_ns() < sh->deadline_ns) {
-		__u64 x = next(&rnd);
+		__u64 x = rand_next(&rnd);
 
 		i = x % nprocs;
 		switch ((x >> 8) % 10) {

@@ -36,6 +36,8 @@
 
 #include "../kselftest_harness.h"
 #include "ast_mutex.h"
+#include "sched_util.h"
+#include "sysfs_util.h"
 
 #define ALL_STATES	(~0ULL)
 #define BIT(s)		AST_MUTEX_STATE_BIT(s)
@@ -56,13 +58,7 @@ static bool ast_supported(void)
 
 static void abs_in(struct timespec *ts, clockid_t clk, long ms)
 {
-	clock_gettime(clk, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
+	abs_time_ns(ts, clk, ms * 1000000LL);
 }
 
 static long ms_since(const struct timespec *t0, clockid_t clk)
@@ -82,33 +78,18 @@ static long ms_since(const struct timespec *t0, clockid_t clk)
 static int wait_task_in_syscall_ms(pid_t pid, pid_t tid, long nr, int ms)
 {
 	char path[64], buf[128];
-	int i, fd, n;
+	ssize_t n;
+	int i;
 
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
 	for (i = 0; i < ms; i++) {
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid,
-			 tid);
-		fd = open(path, O_RDONLY);
-		if (fd < 0)
-			return -1;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n > 0) {
-			buf[n] = 0;
-			if (atol(buf) == nr && buf[0] != '-') {
-				/* In the syscall; is it asleep? */
-				snprintf(path, sizeof(path),
-					 "/proc/%d/task/%d/stat", pid, tid);
-				fd = open(path, O_RDONLY);
-				n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-				if (fd >= 0)
-					close(fd);
-				if (n > 0) {
-					buf[n] = 0;
-					if (strstr(buf, ") S "))
-						return 0;
-				}
-			}
-		}
+		n = sysfs_read_file(path, buf, sizeof(buf));
+		if (n < 0)
+			return -1;	/* no such task */
+		/* In the syscall; is it asleep? */
+		if (n > 0 && atol(buf) == nr && buf[0] != '-' &&
+		    proc_task_state(pid, tid) == 'S')
+			return 0;
 		usleep(1000);
 	}
 	return -1;
@@ -129,7 +110,6 @@ static int wait_in_syscall(pid_t tid, long nr)
 /* Pin the calling thread to one CPU of its affinity mask; -1 if none. */
 static int pin_to_one_cpu(cpu_set_t *old, int which)
 {
-	cpu_set_t one;
 	int k, seen = 0;
 
 	if (sched_getaffinity(0, sizeof(*old), old))
@@ -142,9 +122,7 @@ static int pin_to_one_cpu(cpu_set_t *old, int which)
 	}
 	if (k == CPU_SETSIZE)
 		return -1;
-	CPU_ZERO(&one);
-	CPU_SET(k, &one);
-	return sched_setaffinity(0, sizeof(one), &one) ? -1 : k;
+	return pin_cpu(k) ? -1 : k;
 }
 
 static int set_fifo(int prio)
@@ -451,27 +429,16 @@ enum {
 };
 
 /* 0; -ENOENT without the file; -EINVAL if a counter is missing. */
-static int read_ast_stats(unsigned long long *v)
+static int read_ast_stats(long *v)
 {
 	static const char *const names[NR_ST] = {
 		"queued", "lost", "heir", "unlock", "handoff", "wake",
 		"scanned",
 	};
-	unsigned long long x;
-	char name[32];
-	int i, found = 0;
-	FILE *f;
+	int found = sysfs_read_stats(AST_STATS, names, NR_ST, v);
 
-	f = fopen(AST_STATS, "re");
-	if (!f)
+	if (found < 0)
 		return -ENOENT;
-	while (fscanf(f, "%31s %llu", name, &x) == 2)
-		for (i = 0; i < NR_ST; i++)
-			if (!strcmp(name, names[i])) {
-				v[i] = x;
-				found++;
-			}
-	fclose(f);
 	return found == NR_ST ? 0 : -EINVAL;
 }
 
@@ -479,7 +446,7 @@ TEST(debugfs_stats)
 {
 	struct waiter w1 = { .mask = BIT(1), .exit_state = 2 };
 	struct waiter w2 = { .mask = BIT(3), .exit_state = 4 };
-	unsigned long long a[NR_ST], b[NR_ST];
+	long a[NR_ST], b[NR_ST];
 	struct ast_mutex m;
 	pthread_t th;
 	int ret;
@@ -600,7 +567,7 @@ TEST(adaptive_anti_starvation)
 {
 	struct waiter w = { .mask = BIT(1), .exit_state = 0 };
 	struct sched_param sp = { .sched_priority = 5 };
-	cpu_set_t one, old;
+	cpu_set_t old;
 	bool fifo, handed = false;
 	struct ast_mutex m;
 	int k, barged = 0;
@@ -610,11 +577,9 @@ TEST(adaptive_anti_starvation)
 	if (!ast_supported())
 		SKIP(return, "ast_mutex syscalls not supported");
 	ASSERT_EQ(0, sched_getaffinity(0, sizeof(old), &old));
-	CPU_ZERO(&one);
 	for (k = 0; k < CPU_SETSIZE && !CPU_ISSET(k, &old); k++)
 		;
-	CPU_SET(k, &one);
-	ASSERT_EQ(0, sched_setaffinity(0, sizeof(one), &one));
+	ASSERT_EQ(0, pin_cpu(k));
 	ASSERT_EQ(0, ast_mutex_init(&m, 0, AST_MUTEX_PRIVATE));
 	ASSERT_EQ(0, ast_mutex_lock(&m, BIT(0)));
 	w.m = &m;
@@ -1527,27 +1492,19 @@ struct heir_arg {
 	bool started;
 };
 
-static double tv_ms(const struct timeval *tv)
-{
-	return tv->tv_sec * 1e3 + tv->tv_usec / 1e3;
-}
-
 static void *heir_fn(void *arg)
 {
 	struct heir_arg *h = arg;
 	struct rusage r0, r1;
-	cpu_set_t one;
 
-	CPU_ZERO(&one);
-	CPU_SET(h->cpu, &one);
-	sched_setaffinity(0, sizeof(one), &one);
+	pin_cpu(h->cpu);
 	h->tid = syscall(SYS_gettid);
 	__atomic_store_n(&h->started, true, __ATOMIC_SEQ_CST);
 	getrusage(RUSAGE_THREAD, &r0);
 	h->got = ast_sys_lock(&h->m->word, BIT(1), AST_MUTEX_PRIVATE, NULL,
 			      0);
 	getrusage(RUSAGE_THREAD, &r1);
-	h->sys_ms = tv_ms(&r1.ru_stime) - tv_ms(&r0.ru_stime);
+	h->sys_ms = (tv_us(&r1.ru_stime) - tv_us(&r0.ru_stime)) / 1e3;
 	if (h->got == 1)
 		ast_sys_unlock(&h->m->word, 0, AST_MUTEX_PRIVATE);
 	return NULL;
@@ -1617,21 +1574,12 @@ struct storm {
 	long max_late_us;
 };
 
-static void pin_thread(int cpu)
-{
-	cpu_set_t one;
-
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	sched_setaffinity(0, sizeof(one), &one);
-}
-
 static void *storm_writer(void *arg)
 {
 	struct storm *s = arg;
 	__u32 self = syscall(SYS_gettid), v = self;
 
-	pin_thread(s->cpu);
+	pin_cpu(s->cpu);
 	/*
 	 * Locked by live threads of this process that are not the locker,
 	 * never free: the main thread and this one, in turn (a TID that no
@@ -1725,7 +1673,7 @@ static void *ustorm_flipper(void *arg)
 {
 	struct ustorm *u = arg;
 
-	pin_thread(u->cpu);
+	pin_cpu(u->cpu);
 	while (!__atomic_load_n(&u->stop, __ATOMIC_RELAXED))
 		__atomic_fetch_xor(&u->word, AST_MUTEX_OWNER_DIED,
 				   __ATOMIC_RELAXED);
@@ -1910,10 +1858,7 @@ static __u64 rnd_state = 0x9e3779b97f4a7c15ULL;
 
 static __u64 rnd(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
+	return rand_next(&rnd_state);
 }
 
 static bool allowed(long r, const long *set, int n)

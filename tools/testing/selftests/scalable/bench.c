@@ -43,6 +43,8 @@
 
 #include "../kselftest.h"
 #include "bench.h"
+#include "sched_util.h"
+#include "sysfs_util.h"
 #include "trace_mark.h"
 
 #define BENCH_READY_TIMEOUT_MS	30000
@@ -107,19 +109,6 @@ static const char *const config_keys[] = {
 	"CONFIG_ARCH_USE_CMPXCHG_LOCKREF",
 };
 
-/**
- * bench_now_ns() - read CLOCK_MONOTONIC
- *
- * Return: the time in nanoseconds.
- */
-__u64 bench_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static void sleep_ns(__u64 ns)
 {
 	struct timespec ts = {
@@ -141,17 +130,7 @@ static void sleep_ns(__u64 ns)
  */
 int bench_parse_uint(const char *s, long min, long max, long *val)
 {
-	char *end;
-	long v;
-
-	if (!s || !*s)
-		return -1;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -1;
-	*val = v;
-	return 0;
+	return s && !sysfs_parse_range(s, min, max, val) ? 0 : -1;
 }
 
 /**
@@ -388,13 +367,18 @@ out:
 }
 
 /**
- * bench_fork_wait() - fork a child that exits at once and reap it
+ * bench_fork_exec() - fork a child that runs a program, and reap it
  * @w: the worker
+ * @path: the program, for execve(); NULL for a child that exits at once
+ * @argv: its arguments
+ * @envp: its environment
  *
  * Return: 1 (one operation), or -1 after bench_worker_fail() if fork or
- * waitpid fail or the child did not exit with status 0.
+ * waitpid fail or the child did not exit with status 0 (127: execve()
+ * failed).
  */
-long bench_fork_wait(struct bench_worker *w)
+long bench_fork_exec(struct bench_worker *w, const char *path,
+		     char *const argv[], char *const envp[])
 {
 	pid_t pid;
 	int st;
@@ -404,18 +388,38 @@ long bench_fork_wait(struct bench_worker *w)
 		bench_worker_fail(w, "fork: %s", strerror(errno));
 		return -1;
 	}
-	if (!pid)
-		_exit(0);
+	if (!pid) {
+		if (path)
+			execve(path, argv, envp);
+		_exit(path ? 127 : 0);
+	}
 	if (waitpid(pid, &st, 0) != pid) {
 		bench_worker_fail(w, "waitpid: %s", strerror(errno));
 		return -1;
 	}
 	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
 		errno = ECHILD;
-		bench_worker_fail(w, "child status 0x%x, expected exit 0", st);
+		if (path)
+			bench_worker_fail(w, "%s: status 0x%x, expected exit 0",
+					  path, st);
+		else
+			bench_worker_fail(w, "child status 0x%x, expected exit 0",
+					  st);
 		return -1;
 	}
 	return 1;
+}
+
+/**
+ * bench_fork_wait() - fork a child that exits at once and reap it
+ * @w: the worker
+ *
+ * Return: 1 (one operation), or -1 after bench_worker_fail() if fork or
+ * waitpid fail or the child did not exit with status 0.
+ */
+long bench_fork_wait(struct bench_worker *w)
+{
+	return bench_fork_exec(w, NULL, NULL, NULL);
 }
 
 /**
@@ -487,18 +491,18 @@ int bench_nr_modes(void)
  */
 int bench_oplog_switch_path(const char *path, int val)
 {
-	char c = '0' + val;
-	int fd, ret;
+	long cur;
+	int ret;
 
-	fd = open(path, val < 0 ? O_RDONLY : O_WRONLY);
-	if (fd < 0)
-		return -1;
 	if (val < 0)
-		ret = read(fd, &c, 1) == 1 ? c - '0' : -1;
+		ret = sysfs_read_long(path, &cur);
 	else
-		ret = write(fd, &c, 1) == 1 ? val : -1;
-	close(fd);
-	return ret;
+		ret = sysfs_write_long(path, val);
+	if (ret) {
+		errno = -ret;
+		return -1;
+	}
+	return val < 0 ? cur : val;
 }
 
 /**
@@ -820,7 +824,7 @@ void bench_worker_fail(struct bench_worker *w, const char *fmt, ...)
  */
 int bench_wait_peers(struct bench_worker *w, long timeout_ms)
 {
-	__u64 end = bench_now_ns() + timeout_ms * 1000000ULL;
+	__u64 end = now_ns() + timeout_ms * 1000000ULL;
 	struct bench_slot *s;
 	int i, failed;
 	bool all;
@@ -840,7 +844,7 @@ int bench_wait_peers(struct bench_worker *w, long timeout_ms)
 		}
 		if (all)
 			return failed;
-		if (bench_now_ns() > end)
+		if (now_ns() > end)
 			return -1;
 		sleep_ns(200000);
 	}
@@ -1024,16 +1028,9 @@ static int parse_counts(void)
 
 static int get_cpus(void)
 {
-	cpu_set_t set;
-	int i;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return -1;
-	bench_cfg.nproc = 0;
-	for (i = 0; i < CPU_SETSIZE; i++)
-		if (CPU_ISSET(i, &set))
-			bench_cfg.cpu_list[bench_cfg.nproc++] = i;
-	return bench_cfg.nproc ? 0 : -1;
+	bench_cfg.nproc = affinity_cpus(bench_cfg.cpu_list,
+					ARRAY_SIZE(bench_cfg.cpu_list));
+	return bench_cfg.nproc > 0 ? 0 : -1;
 }
 
 static int nr_workers_for(int mode, int cpus)
@@ -1249,9 +1246,8 @@ static void exe_copy_path(char *buf, size_t size, int idx)
 /* -x: one private copy of the executable per worker index. */
 static int copy_exe(void)
 {
-	char path[4200], data[65536];
-	int in, out, i, ret = 0;
-	ssize_t n;
+	char path[4200];
+	int in, out, i, err, ret = 0;
 
 	snprintf(path, sizeof(path), "%s/.exe", bench_cfg.dir);
 	if (mkdir(path, 0755)) {
@@ -1264,17 +1260,11 @@ static int copy_exe(void)
 			in = open(saved_argv[0], O_RDONLY | O_CLOEXEC);
 		exe_copy_path(path, sizeof(path), i);
 		out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
-		if (in < 0 || out < 0) {
+		err = in < 0 || out < 0 ? -errno : sysfs_copy_fd(in, out);
+		if (err) {
 			ksft_print_msg("copy executable to %s: %s\n", path,
-				       strerror(errno));
+				       strerror(-err));
 			ret = -1;
-		}
-		while (!ret && (n = read(in, data, sizeof(data))) != 0) {
-			if (n < 0 || write(out, data, n) != n) {
-				ksft_print_msg("copy executable to %s: %s\n",
-					       path, strerror(errno));
-				ret = -1;
-			}
 		}
 		if (in >= 0)
 			close(in);
@@ -1361,7 +1351,6 @@ spawn_worker(int idx, int nr, int cpus, int cpu, int mode, pid_t parent)
 	char a_fd[16], a_idx[16], a_nr[16], a_cpus[16], a_cpu[16], a_mode[16];
 	char a_param[32];
 	char **argv;
-	cpu_set_t set;
 	int i, n = 0;
 
 	/* Reset what the parent installed, and die with the parent. */
@@ -1380,9 +1369,7 @@ spawn_worker(int idx, int nr, int cpus, int cpu, int mode, pid_t parent)
 			if (i != shm_fd)
 				close(i);
 
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
+	if (pin_cpu(cpu))
 		_exit(125);
 
 	snprintf(a_fd, sizeof(a_fd), "%d", shm_fd);
@@ -1452,7 +1439,7 @@ static int watch_until(struct bench_run *r, __u64 deadline)
 		reap_nowait(r);
 		if (r->nr_reaped)
 			return -1;
-		now = bench_now_ns();
+		now = now_ns();
 		if (now >= deadline)
 			return 0;
 		sleep_ns(deadline - now < BENCH_POLL_NS ? deadline - now :
@@ -1488,9 +1475,9 @@ static int watch_first_op(struct bench_run *r, __u64 t0, bool *extended)
 			       BENCH_FIRST_OP_TIMEOUT_MS) * 1000000ULL;
 
 	*extended = false;
-	while (!any_op_counted(r) && bench_now_ns() < deadline) {
+	while (!any_op_counted(r) && now_ns() < deadline) {
 		*extended = true;
-		if (watch_until(r, bench_now_ns() + BENCH_POLL_NS))
+		if (watch_until(r, now_ns() + BENCH_POLL_NS))
 			return -1;
 	}
 	return 0;
@@ -1554,18 +1541,7 @@ static void describe_status(int idx, int st)
  */
 static long long oplog_count(const char *stats, const char *key)
 {
-	long long v, n = -1;
-	char line[128], name[32];
-	FILE *f = fopen(stats, "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%31s %lld", name, &v) == 2 &&
-		    !strcmp(name, key))
-			n = v;
-	fclose(f);
-	return n;
+	return sysfs_stat(stats, key);
 }
 
 static long long oplog_hits(const char *stats)
@@ -1621,7 +1597,7 @@ static int run_once(int mode, int cpus, struct run_result *res)
 	}
 
 	/* Every worker READY (its files open and mapped) within the bound. */
-	deadline = bench_now_ns() + BENCH_READY_TIMEOUT_MS * 1000000ULL;
+	deadline = now_ns() + BENCH_READY_TIMEOUT_MS * 1000000ULL;
 	for (;;) {
 		ready = true;
 		for (i = 0; i < r.nr; i++)
@@ -1634,7 +1610,7 @@ static int run_once(int mode, int cpus, struct run_result *res)
 		reap_nowait(&r);
 		if (r.nr_reaped || is_interrupted())
 			goto out_kill;
-		if (bench_now_ns() > deadline) {
+		if (now_ns() > deadline) {
 			ksft_print_msg("%s: workers not ready after %d ms\n",
 				       bd->name, BENCH_READY_TIMEOUT_MS);
 			goto out_kill;
@@ -1650,7 +1626,7 @@ static int run_once(int mode, int cpus, struct run_result *res)
 	}
 
 	set_phase(BENCH_PHASE_WARMUP);
-	if (watch_until(&r, bench_now_ns() +
+	if (watch_until(&r, now_ns() +
 			bench_cfg.warmup_ms * 1000000ULL))
 		goto out_kill;
 	/*
@@ -1664,7 +1640,7 @@ static int run_once(int mode, int cpus, struct run_result *res)
 	trace_window_start();
 	traced = true;
 	set_phase(BENCH_PHASE_MEASURE);
-	t0 = bench_now_ns();
+	t0 = now_ns();
 	if (watch_until(&r, t0 + bench_cfg.measure_ms * 1000000ULL) ||
 	    watch_first_op(&r, t0, &extended))
 		goto out_kill;
@@ -1674,7 +1650,7 @@ static int run_once(int mode, int cpus, struct run_result *res)
 
 		hits = h1 >= 0 ? h1 - hits : -1;
 	}
-	t1 = bench_now_ns();
+	t1 = now_ns();
 	if (extended)
 		ksft_print_msg("%s %s cpus=%d: window extended to %.1f ms for an operation\n",
 			       bd->name, modes[mode].name, cpus,
@@ -1687,7 +1663,7 @@ static int run_once(int mode, int cpus, struct run_result *res)
 			break;
 		if (is_interrupted())
 			goto out_kill;
-		if (bench_now_ns() > deadline) {
+		if (now_ns() > deadline) {
 			ksft_print_msg("%s: workers did not exit within %d ms\n",
 				       bd->name, BENCH_EXIT_TIMEOUT_MS);
 			goto out_kill;

@@ -277,7 +277,6 @@ void *bench_extra(struct bench_ctl *ctl);
 __printf(2, 3)
 void bench_worker_fail(struct bench_worker *w, const char *fmt, ...);
 int bench_wait_peers(struct bench_worker *w, long timeout_ms);
-__u64 bench_now_ns(void);
 int bench_parse_uint(const char *s, long min, long max, long *val);
 int bench_write_file(const char *path, size_t size);
 size_t bench_page_size(void);
@@ -287,5 +286,7 @@ int bench_map_files(struct bench_worker *w, struct bench_maps *m,
 void bench_close_files(struct bench_maps *m);
 int bench_check_maps(struct bench_worker *w, struct bench_maps *m);
 long bench_fork_wait(struct bench_worker *w);
+long bench_fork_exec(struct bench_worker *w, const char *path,
+		     char *const argv[], char *const envp[]);
 
 #endif /* SCALABLE_BENCH_H */

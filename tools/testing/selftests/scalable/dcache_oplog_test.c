@@ -69,17 +69,9 @@
 #define NR_FILES	2000
 #define RACE_MS		1500
 
-/* The number at the start of @path, or -1 if it cannot be read. */
-static long read_count(const char *path)
-{
-	long n;
-
-	return sysfs_read_long(path, &n) ? -1 : n;
-}
-
 static long nr_dentry(void)
 {
-	return read_count("/proc/sys/fs/dentry-state");
+	return sysfs_long("/proc/sys/fs/dentry-state");
 }
 
 /* The "logs" line of OpLog's statistics of the dentry type, or -1. */
@@ -169,19 +161,6 @@ static int racer(struct __test_metadata *_metadata, const char *root,
 	}
 	TH_LOG("%s on cpu %d: %lu operations", __func__, cpu, ops);
 	return 0;
-}
-
-/* Waits for @n children: the number that failed or could not be reaped. */
-static int wait_all(pid_t *pids, int n)
-{
-	int i, status, bad = 0;
-
-	for (i = 0; i < n; i++) {
-		if (waitpid(pids[i], &status, 0) < 0 ||
-		    !WIFEXITED(status) || WEXITSTATUS(status))
-			bad++;
-	}
-	return bad;
 }
 
 /* stat() and readdir() agree on the names, and link counts are right. */
@@ -299,12 +278,11 @@ FIXTURE_SETUP(dcache_oplog)
 	self->mounted = true;
 
 	if (have_switch) {
-		int err = sysfs_write_str(SWITCH, variant->enabled);
+		int err = sysfs_set_str(SWITCH, variant->enabled);
 
-		if (!err)
-			err = sysfs_read_long(SWITCH, &cur);
 		self->switched = true;
-		if (err || cur != on) {
+		if (err) {
+			sysfs_read_long(SWITCH, &cur);
 			undo(self);
 			ASSERT_TRUE(false)
 				TH_LOG("cannot set %s to %s: %s, it reads %ld",
@@ -362,21 +340,21 @@ TEST_F_TIMEOUT(dcache_oplog, race, 120)
 			flip = flips++ & 1 ? "1" : "0";
 			bad_writes += !!sysfs_write_str(SWITCH, flip);
 		} else if (self->switched) {
-			logs = read_count(LOGS);
+			logs = sysfs_long(LOGS);
 			if (logs)
 				off_logs = logs;
 		}
 	}
 	if (on)
 		bad_writes += !!sysfs_write_str(SWITCH, "1");
-	ASSERT_EQ(0, wait_all(pids, self->ncpu)) TH_LOG("a racer failed");
+	ASSERT_EQ(0, reap_all(pids, self->ncpu)) TH_LOG("a racer failed");
 	if (on) {
 		/* Off detaches every log: fast_dput() then ignores d_oplog. */
 		bad_writes += !!sysfs_write_str(SWITCH, "0");
-		off_logs = read_count(LOGS);
+		off_logs = sysfs_long(LOGS);
 		bad_writes += !!sysfs_write_str(SWITCH, "1");
 	} else if (self->switched && !off_logs) {
-		off_logs = read_count(LOGS);
+		off_logs = sysfs_long(LOGS);
 	}
 	EXPECT_EQ(0, off_logs) TH_LOG("%ld logs with the switch off", off_logs);
 	EXPECT_EQ(0, bad_writes) TH_LOG("%d writes to %s failed", bad_writes,
@@ -401,7 +379,7 @@ TEST_F_TIMEOUT(dcache_oplog, umount, 120)
 		TH_LOG("umount of the empty tmpfs: %s", strerror(errno));
 	self->mounted = false;
 	dentries0 = nr_dentry();
-	logs0 = read_count(LOGS);
+	logs0 = sysfs_long(LOGS);
 	ASSERT_EQ(0, mount("none", self->root, "tmpfs", 0, "size=64m"))
 		TH_LOG("mount: %s", strerror(errno));
 	self->mounted = true;
@@ -435,16 +413,16 @@ TEST_F_TIMEOUT(dcache_oplog, umount, 120)
 		}
 		ASSERT_LT(0, pids[i]) TH_LOG("fork: %s", strerror(errno));
 	}
-	ASSERT_EQ(0, wait_all(pids, self->ncpu)) TH_LOG("a stat failed");
+	ASSERT_EQ(0, reap_all(pids, self->ncpu)) TH_LOG("a stat failed");
 	dentries1 = nr_dentry();
-	logs1 = read_count(LOGS);
+	logs1 = sysfs_long(LOGS);
 	TH_LOG("before: %ld dentries, %ld logs; hot: %ld dentries, %ld logs",
 	       dentries0, logs0, dentries1, logs1);
 	ASSERT_EQ(0, umount2(self->root, 0))
 		TH_LOG("umount with hot dentries: %s", strerror(errno));
 	self->mounted = false;
 	dentries2 = nr_dentry();
-	logs2 = read_count(LOGS);
+	logs2 = sysfs_long(LOGS);
 	TH_LOG("after umount: %ld dentries, %ld logs", dentries2, logs2);
 
 	if (on) {
@@ -504,7 +482,7 @@ TEST_F_TIMEOUT(dcache_oplog, shrink, 120)
 		SKIP(return, "needs CPU %d", SHRINK_CPU);
 	sysfs_write_str(DROP_CACHES, "2");
 	logs0 = stats_logs();
-	pins0 = read_count(LOGS);
+	pins0 = sysfs_long(LOGS);
 	pid = fork();
 	if (!pid)
 		_exit(shrink_worker(self->root));
@@ -514,7 +492,7 @@ TEST_F_TIMEOUT(dcache_oplog, shrink, 120)
 		TH_LOG("the worker on CPU %d failed (status %#x)", SHRINK_CPU,
 		       status);
 	logs1 = stats_logs();
-	pins1 = read_count(LOGS);
+	pins1 = sysfs_long(LOGS);
 	TH_LOG("before: %ld logs %ld pins", logs0, pins0);
 	TH_LOG("after %d names on CPU %d: %ld logs %ld pins",
 	       NR_SHRINK, SHRINK_CPU, logs1, pins1);
@@ -534,7 +512,7 @@ TEST_F_TIMEOUT(dcache_oplog, shrink, 120)
 	for (tries = 1; tries <= SHRINK_TRIES; tries++) {
 		sysfs_write_str(DROP_CACHES, "2");
 		logs2 = stats_logs();
-		pins2 = read_count(LOGS);
+		pins2 = sysfs_long(LOGS);
 		if (logs2 <= logs0 + limit && pins2 <= pins0 + limit)
 			break;
 	}

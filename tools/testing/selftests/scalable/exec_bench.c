@@ -43,7 +43,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <linux/elf.h>
 
 #include "../kselftest.h"
@@ -606,29 +605,7 @@ static int eb_worker_init(struct bench_worker *w)
 
 static long eb_worker_op(struct bench_worker *w)
 {
-	pid_t pid;
-	int st;
-
-	pid = fork();
-	if (pid < 0) {
-		bench_worker_fail(w, "fork: %s", strerror(errno));
-		return -1;
-	}
-	if (!pid) {
-		execve(exec_path, exec_argv, exec_envp);
-		_exit(127);
-	}
-	if (waitpid(pid, &st, 0) != pid) {
-		bench_worker_fail(w, "waitpid: %s", strerror(errno));
-		return -1;
-	}
-	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-		errno = ECHILD;
-		bench_worker_fail(w, "%s: status 0x%x, expected exit 0",
-				  exec_path, st);
-		return -1;
-	}
-	return 1;
+	return bench_fork_exec(w, exec_path, exec_argv, exec_envp);
 }
 
 static const struct bench_metric eb_metrics[] = {

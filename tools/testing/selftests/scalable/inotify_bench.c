@@ -49,6 +49,8 @@
 
 #include "../kselftest.h"
 #include "bench.h"
+#include "sched_util.h"
+#include "sysfs_util.h"
 
 #define IB_BUF_SIZE		65536
 #define IB_POLL_MS		20
@@ -183,40 +185,14 @@ static size_t ib_extra_size(int max_cpus)
 	return writers_for(max_cpus) * files_per_writer * sizeof(__u64);
 }
 
-static long read_sysctl(const char *path)
-{
-	long v = -1;
-	FILE *f;
-
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
-static int write_sysctl(const char *path, long v)
-{
-	FILE *f;
-	int ret;
-
-	f = fopen(path, "we");
-	if (!f)
-		return -1;
-	ret = fprintf(f, "%ld\n", v) < 0;
-	ret |= fclose(f);
-	return ret ? -1 : 0;
-}
-
 /*
  * Raise @path to at least @want, or set it to exactly @want if @exact;
  * remember the old value in @saved.
  */
 static void set_sysctl(const char *path, long want, bool exact, long *saved)
 {
-	long cur = read_sysctl(path);
+	long cur = sysfs_long(path);
+	int ret;
 
 	if (cur < 0) {
 		ksft_print_msg("inotify_bench: cannot read %s\n", path);
@@ -226,9 +202,10 @@ static void set_sysctl(const char *path, long want, bool exact, long *saved)
 		ksft_print_msg("inotify_bench: %s = %ld\n", path, cur);
 		return;
 	}
-	if (write_sysctl(path, want)) {
+	ret = sysfs_write_long(path, want);
+	if (ret) {
 		ksft_print_msg("inotify_bench: cannot change %s from %ld to %ld: %s\n",
-			       path, cur, want, strerror(errno));
+			       path, cur, want, strerror(-ret));
 		return;
 	}
 	*saved = cur;
@@ -296,11 +273,12 @@ static int ib_prepare_run(struct bench_ctl *ctl)
 
 static void ib_cleanup(void)
 {
-	if (saved_events >= 0 && write_sysctl(IB_SYSCTL_EVENTS, saved_events))
+	if (saved_events >= 0 &&
+	    sysfs_write_long(IB_SYSCTL_EVENTS, saved_events))
 		ksft_print_msg("inotify_bench: cannot restore %s\n",
 			       IB_SYSCTL_EVENTS);
 	if (saved_watches >= 0 &&
-	    write_sysctl(IB_SYSCTL_WATCHES, saved_watches))
+	    sysfs_write_long(IB_SYSCTL_WATCHES, saved_watches))
 		ksft_print_msg("inotify_bench: cannot restore %s\n",
 			       IB_SYSCTL_WATCHES);
 	saved_events = -1;
@@ -633,12 +611,12 @@ static int reader_finish(struct bench_worker *w)
 		return 0;	/* a writer failed and said why */
 
 	/* Every event was queued before its writer returned: drain. */
-	end = bench_now_ns() + IB_DRAIN_MS * 1000000ULL;
+	end = now_ns() + IB_DRAIN_MS * 1000000ULL;
 	do {
 		n = reader_read(w, 0);
 		if (n < 0)
 			return -1;
-		if (bench_now_ns() > end) {
+		if (now_ns() > end) {
 			errno = ETIMEDOUT;
 			bench_worker_fail(w, "queue not drained within %d ms",
 					  IB_DRAIN_MS);

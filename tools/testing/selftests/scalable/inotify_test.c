@@ -98,14 +98,6 @@ static int cpu_of(int i)
 	return g_cpus[i % g_ncpus];
 }
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
 /*
  * The "hits" count of the inotify OpLog type (lib/oplog.c), -1 without
  * one: events that went to a per-CPU log on its fast path.
@@ -113,14 +105,6 @@ static void sleep_ms(long ms)
 static long oplog_hits(void)
 {
 	return sysfs_stat(STATS, "hits");
-}
-
-static int write_long(const char *path, long v)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%ld", v);
-	return sysfs_write_str(path, buf);
 }
 
 static int rm_one(const char *path, const struct stat *sb, int type,
@@ -552,23 +536,12 @@ static int count_ev(const struct evlog *l, int wd, uint32_t mask)
 
 /* ---- child processes for the wake-up cases ---- */
 
-static char proc_state(pid_t pid)
-{
-	char path[64], buf[512], *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (sysfs_read_str(path, buf, sizeof(buf)) < 0)
-		return 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
-}
-
 /* Wait (bounded) until @pid sleeps, then a little longer. */
 static void wait_sleeping(pid_t pid)
 {
 	long end = now_ms() + WAIT_MS;
 
-	while (proc_state(pid) != 'S' && now_ms() < end)
+	while (proc_task_state(pid, pid) != 'S' && now_ms() < end)
 		sleep_ms(1);
 	sleep_ms(20);
 }
@@ -602,14 +575,12 @@ static pid_t spawn_gen(int cpu, pid_t sleeper, const char *path, int creates,
 /* 0 if @pid exited 0 within WAIT_MS, else -1 (and it is killed). */
 static int wait_child(pid_t pid)
 {
-	long end = now_ms() + WAIT_MS;
 	int status;
 	pid_t r;
 
 	if (pid < 0)
 		return -1;
-	while ((r = waitpid(pid, &status, WNOHANG)) == 0 && now_ms() < end)
-		sleep_ms(1);
+	r = waitpid_ms(pid, &status, WAIT_MS);
 	if (r == 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
@@ -646,9 +617,6 @@ FIXTURE_VARIANT_ADD(inotify, oplog) {
 FIXTURE_SETUP(inotify)
 {
 	bool have_switch = access(SWITCH, F_OK) == 0;
-	char cur[16];
-	cpu_set_t set;
-	int cpu;
 
 	self->switched = false;
 	self->saved_maxq = -1;
@@ -659,11 +627,7 @@ FIXTURE_SETUP(inotify)
 					  sizeof(self->saved_switch)) < 0)
 		SKIP(return, "cannot read %s (not root?)", SWITCH);
 
-	ASSERT_EQ(0, sched_getaffinity(0, sizeof(set), &set));
-	g_ncpus = 0;
-	for (cpu = 0; cpu < CPU_SETSIZE && g_ncpus < MAX_CPUS; cpu++)
-		if (CPU_ISSET(cpu, &set))
-			g_cpus[g_ncpus++] = cpu;
+	g_ncpus = affinity_cpus(g_cpus, MAX_CPUS);
 	ASSERT_GT(g_ncpus, 0);
 	g_nthreads = g_ncpus < 2 ? 2 : g_ncpus;
 
@@ -671,9 +635,7 @@ FIXTURE_SETUP(inotify)
 	ASSERT_NE(NULL, mkdtemp(self->dir));
 
 	if (have_switch) {
-		if (sysfs_write_str(SWITCH, variant->enabled) ||
-		    sysfs_read_str(SWITCH, cur, sizeof(cur)) < 0 ||
-		    strcmp(cur, variant->enabled)) {
+		if (sysfs_set_str(SWITCH, variant->enabled)) {
 			sysfs_write_str(SWITCH, self->saved_switch);
 			rmdir(self->dir);
 			ASSERT_TRUE(false) TH_LOG("cannot set %s to %s", SWITCH,
@@ -696,7 +658,7 @@ FIXTURE_TEARDOWN_PARENT(inotify)
 {
 	bool restored = true;
 
-	if (self->saved_maxq >= 0 && write_long(MAXQ, self->saved_maxq)) {
+	if (self->saved_maxq >= 0 && sysfs_write_long(MAXQ, self->saved_maxq)) {
 		TH_LOG("cannot restore %s to %ld", MAXQ, self->saved_maxq);
 		restored = false;
 	}
@@ -719,12 +681,12 @@ static int set_maxq(struct _test_data_inotify *self, long v)
 		return -1;
 	if (self->saved_maxq < 0)
 		self->saved_maxq = old;
-	return write_long(MAXQ, v);
+	return sysfs_write_long(MAXQ, v);
 }
 
 static void restore_maxq(struct _test_data_inotify *self)
 {
-	if (self->saved_maxq >= 0 && !write_long(MAXQ, self->saved_maxq))
+	if (self->saved_maxq >= 0 && !sysfs_write_long(MAXQ, self->saved_maxq))
 		self->saved_maxq = -1;
 }
 
@@ -2257,12 +2219,9 @@ static void *ub_write(void *arg)
 {
 	struct ub_writer *w = arg;
 	char path[PATH_MAX];
-	cpu_set_t set;
 	int i, fd;
 
-	CPU_ZERO(&set);
-	CPU_SET(w->cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set)) {
+	if (pin_cpu(w->cpu)) {
 		w->err = errno;
 		return NULL;
 	}

@@ -76,14 +76,6 @@
 
 static int cpus[MAX_CPUS], nr_cpus;
 
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /*
  * The copy of this program that the exec cases run: exit at once, at EOF
  * on standard input, or after STAMP_SPIN_NS, writing on standard output
@@ -211,19 +203,14 @@ static int try_exec(const char *exe, int cpu)
 /* Copy this program to @path, executable. */
 static int copy_self(const char *path)
 {
-	char buf[65536];
 	int in, out, ret = -1;
-	ssize_t n;
 
 	in = open("/proc/self/exe", O_RDONLY);
 	if (in < 0)
 		return -1;
 	out = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0755);
 	if (out >= 0) {
-		while ((n = read(in, buf, sizeof(buf))) > 0)
-			if (write(out, buf, n) != n)
-				break;
-		ret = n ? -1 : 0;
+		ret = sysfs_copy_fd(in, out) ? -1 : 0;
 		if (close(out))
 			ret = -1;
 	}
@@ -256,9 +243,7 @@ FIXTURE_VARIANT_ADD(lease, oplog) {
 FIXTURE_SETUP(lease)
 {
 	bool have_switch = access(SWITCH, F_OK) == 0;
-	cpu_set_t set;
-	char cur[16];
-	int cpu, fd;
+	int fd;
 
 	self->switched = false;
 	self->dir[0] = 0;
@@ -273,11 +258,7 @@ FIXTURE_SETUP(lease)
 					  sizeof(self->saved_switch)) < 0)
 		SKIP(return, "cannot read %s", SWITCH);
 
-	ASSERT_EQ(0, sched_getaffinity(0, sizeof(set), &set));
-	nr_cpus = 0;
-	for (cpu = 0; cpu < CPU_SETSIZE && nr_cpus < MAX_CPUS; cpu++)
-		if (CPU_ISSET(cpu, &set))
-			cpus[nr_cpus++] = cpu;
+	nr_cpus = affinity_cpus(cpus, MAX_CPUS);
 	ASSERT_GT(nr_cpus, 0);
 
 	snprintf(self->dir, sizeof(self->dir), "/tmp/lease_test.XXXXXX");
@@ -290,9 +271,7 @@ FIXTURE_SETUP(lease)
 	ASSERT_EQ(0, copy_self(self->exe));
 
 	if (have_switch) {
-		if (sysfs_write_str(SWITCH, variant->enabled) ||
-		    sysfs_read_str(SWITCH, cur, sizeof(cur)) < 0 ||
-		    strcmp(cur, variant->enabled)) {
+		if (sysfs_set_str(SWITCH, variant->enabled)) {
 			sysfs_write_str(SWITCH, self->saved_switch);
 			ASSERT_TRUE(false) TH_LOG("cannot set %s to %s", SWITCH,
 						  variant->enabled);

@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "../kselftest.h"
+#include "sched_util.h"
 #include "sysfs_util.h"
 #include "trace_mark.h"
 
@@ -79,15 +80,6 @@ static void print_usage(FILE *f)
 		"  modes: locked basic global local");
 }
 
-static int parse_long(const char *s, long min, long max, long *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtol(s, &end, 10);
-	return errno || !*s || *end || *v < min || *v > max ? -1 : 0;
-}
-
 static int parse_modes(char *arg)
 {
 	char *tok, *save = NULL;
@@ -113,7 +105,7 @@ static int parse_counts(char *arg)
 
 	nr_counts = 0;
 	for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (parse_long(tok, 1, MAX_CPUS, &v))
+		if (sysfs_parse_range(tok, 1, MAX_CPUS, &v))
 			return -1;
 		if (v > nproc) {
 			ksft_print_msg("oplog_list: skipping %ld CPUs (%d usable)\n", v, nproc);
@@ -129,12 +121,9 @@ static int run_worker(int idx)
 {
 	struct worker_result *r = &results[idx];
 	char buf[128];
-	cpu_set_t set;
 	ssize_t n;
 
-	CPU_ZERO(&set);
-	CPU_SET(cpu_list[idx], &set);
-	if (sched_setaffinity(0, sizeof(set), &set)) {
+	if (pin_cpu(cpu_list[idx])) {
 		fprintf(stderr, "oplog_list: worker %d: sched_setaffinity(%d): %s\n", idx,
 			cpu_list[idx], strerror(errno));
 		return 1;
@@ -161,7 +150,7 @@ static double run_once(int mode, int cpus)
 	double rate = 0;
 	pid_t pids[MAX_CPUS];
 	unsigned long long total;
-	int i, status, ret, failed = 0;
+	int i, ret, failed = 0;
 	long loops;
 	ssize_t n;
 
@@ -182,13 +171,7 @@ static double run_once(int mode, int cpus)
 		if (pids[i] < 0)
 			failed++;
 	}
-	for (i = 0; i < cpus; i++) {
-		if (pids[i] <= 0)
-			continue;
-		if (waitpid(pids[i], &status, 0) < 0 || !WIFEXITED(status) ||
-		    WEXITSTATUS(status))
-			failed++;
-	}
+	failed += reap_all(pids, cpus);
 	trace_window_stop();
 	for (i = 0, total = 0; i < cpus; i++)
 		total += results[i].total;
@@ -251,24 +234,23 @@ int main(int argc, char **argv)
 {
 	bool opt_w = false, opt_m = false, opt_r = false, quick = false;
 	char *opt_c = NULL;
-	cpu_set_t set;
 	int c, i, j, nr_modes = 0;
 	long v;
 
 	while ((c = getopt(argc, argv, "w:m:r:qc:M:d:xh")) != -1) {
 		switch (c) {
 		case 'w':
-			if (parse_long(optarg, 0, 600000, &warmup_ms))
+			if (sysfs_parse_range(optarg, 0, 600000, &warmup_ms))
 				goto bad;
 			opt_w = true;
 			break;
 		case 'm':
-			if (parse_long(optarg, 1, 600000, &measure_ms))
+			if (sysfs_parse_range(optarg, 1, 600000, &measure_ms))
 				goto bad;
 			opt_m = true;
 			break;
 		case 'r':
-			if (parse_long(optarg, 1, MAX_RUNS, &runs))
+			if (sysfs_parse_range(optarg, 1, MAX_RUNS, &runs))
 				goto bad;
 			opt_r = true;
 			break;
@@ -303,11 +285,9 @@ int main(int argc, char **argv)
 		if (!opt_r)
 			runs = 2;
 	}
-	if (sched_getaffinity(0, sizeof(set), &set))
+	nproc = affinity_cpus(cpu_list, MAX_CPUS);
+	if (nproc < 0)
 		return KSFT_FAIL;
-	for (i = 0; i < CPU_SETSIZE && nproc < MAX_CPUS; i++)
-		if (CPU_ISSET(i, &set))
-			cpu_list[nproc++] = i;
 
 	ksft_print_header();
 	if (opt_c) {

@@ -35,9 +35,7 @@
 /* The @key count of QDO_STATS, or -1 if it cannot be read. */
 static long qdo_stat(const char *key)
 {
-	long val;
-
-	return sysfs_read_stat(QDO_STATS, key, &val) ? -1 : val;
+	return sysfs_stat(QDO_STATS, key);
 }
 
 static int stress(void)

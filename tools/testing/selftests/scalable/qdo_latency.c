@@ -29,6 +29,8 @@
 #include <unistd.h>
 
 #include "../kselftest.h"
+#include "sched_util.h"
+#include "sysfs_util.h"
 #include "trace_mark.h"
 
 #define QDO_LATENCY	"/sys/kernel/debug/qdo_test/latency"
@@ -40,16 +42,13 @@ static char buf[65536];
 /* Re-print the kernel's lines; "load" goes in front of each mode. */
 static int measure(const char *path, const char *load)
 {
-	ssize_t n, len = 0;
 	char *line, *save, *mode;
-	int fd = open(path, O_RDONLY), results = 0;
+	int results = 0;
+	size_t len;
 
-	if (fd < 0)
+	/* A read() that fails leaves what came before it to re-print. */
+	if (sysfs_read_buf(path, buf, sizeof(buf), &len) && !len)
 		return -1;
-	while ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += n;
-	close(fd);
-	buf[len] = 0;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		mode = strstr(line, " mode=");
 		if (strncmp(line, "RESULT ", 7) || !mode) {
@@ -66,25 +65,9 @@ static int measure(const char *path, const char *load)
 	return results;
 }
 
-static int set_period(const char *us)
-{
-	int fd = open(QDO_PERIOD, O_WRONLY), ret = 0;
-
-	if (fd < 0)
-		return -1;
-	if (write(fd, us, strlen(us)) != (ssize_t)strlen(us))
-		ret = -1;
-	close(fd);
-	return ret;
-}
-
 static void spin(int cpu)
 {
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
+	pin_cpu(cpu);
 	for (;;)
 		;
 }
@@ -142,11 +125,11 @@ int main(int argc, char **argv)
 
 	/* The daemon period against latency, idle (the default is 4000). */
 	n = 0;
-	if (!set_period("1000")) {
+	if (!sysfs_write_str(QDO_PERIOD, "1000")) {
 		n += measure(QDO_LATENCY, "idle_p1ms");
-		set_period("10000");
+		sysfs_write_str(QDO_PERIOD, "10000");
 		n += measure(QDO_LATENCY, "idle_p10ms");
-		set_period("4000");
+		sysfs_write_str(QDO_PERIOD, "4000");
 	}
 	ksft_test_result(n > 0, "qdo_latency against the daemon period: %d results\n", n);
 

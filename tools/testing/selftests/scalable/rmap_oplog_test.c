@@ -348,7 +348,6 @@ FIXTURE_SETUP(rmap_oplog)
 {
 	const char *want = variant->oplog ? "1" : "0";
 	bool have_switch = access(SWITCH, F_OK) == 0;
-	char cur[16];
 	int err;
 
 	if (getuid())
@@ -377,9 +376,7 @@ FIXTURE_SETUP(rmap_oplog)
 			TH_LOG("mount tmpfs on %s: %s", self->root, strerror(err));
 	}
 	if (have_switch) {
-		if (sysfs_write_str(SWITCH, want) ||
-		    sysfs_read_str(SWITCH, cur, sizeof(cur)) < 0 ||
-		    strcmp(cur, want)) {
+		if (sysfs_set_str(SWITCH, want)) {
 			sysfs_write_str(SWITCH, self->saved_switch);
 			umount2(self->root, MNT_DETACH);
 			rmdir(self->root);

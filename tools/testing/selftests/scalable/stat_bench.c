@@ -33,6 +33,7 @@
 
 #include "../kselftest.h"
 #include "bench.h"
+#include "sched_util.h"
 
 enum { MODE_SAME, MODE_PRIVATE, MODE_MANY, NR_MODES };
 
@@ -109,7 +110,7 @@ static int make_names(void)
 	len = many_dir(p, sizeof(p));
 	if (bench_mkdir(p))
 		return -1;
-	t0 = bench_now_ns();
+	t0 = now_ns();
 	for (n = 0; n < nr_names; n++) {
 		many_name(p, sizeof(p), len, n);
 		fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -120,7 +121,7 @@ static int make_names(void)
 	}
 	p[len] = '\0';
 	ksft_print_msg("stat_bench: many: %ld names %sn<6 digits>, created in %.1f s\n",
-		       nr_names, p, (bench_now_ns() - t0) / 1e9);
+		       nr_names, p, (now_ns() - t0) / 1e9);
 	return 0;
 }
 

@@ -2,8 +2,10 @@
 /*
  * Small helpers for the programs of this directory that drive the kernel
  * through its files in sysfs, debugfs and procfs: read a file whole or as
- * one value, write a value, look up a "key value" line of a statistics
- * file, take a CPU offline or online.
+ * one value, parse a value, write a value (and check that it took), look
+ * up "key value" lines of a statistics file, copy a file (this program's
+ * /proc/self/exe), take a CPU offline or online, read the scheduler state
+ * of a task.
  *
  * Each helper opens the file, reads or writes it and closes it again, and
  * answers 0 (or a byte count) or a negative errno, never -1 with errno, so
@@ -22,7 +24,10 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-/* The buffer sysfs_read_stat() reads into: qdo/stats has a line per CPU. */
+/*
+ * The buffer sysfs_read_stat() and sysfs_read_stats() read into: qdo/stats
+ * has a line per CPU.
+ */
 #define SYSFS_STAT_SIZE		65536
 
 /**
@@ -161,6 +166,34 @@ static inline int sysfs_parse_long(const char *s, long *val)
 }
 
 /**
+ * sysfs_parse_range() - a string that is one decimal number in a range
+ * @s: the string: the number and nothing else (a value, an option's
+ *     argument)
+ * @min: the smallest number taken
+ * @max: the largest number taken
+ * @val: where the number goes; left alone on an error
+ *
+ * Return: 0, -EINVAL if @s is empty or is not a number alone, or -ERANGE
+ * if the number is not in [@min, @max].
+ */
+static inline int sysfs_parse_range(const char *s, long min, long max, long *val)
+{
+	char *end;
+	long v;
+
+	if (!*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (*end)
+		return -EINVAL;
+	if (errno || v < min || v > max)
+		return -ERANGE;
+	*val = v;
+	return 0;
+}
+
+/**
  * sysfs_read_long() - read the number in a file
  * @path: the file, which starts with a decimal number
  * @val: where the number goes; left alone on an error
@@ -180,6 +213,87 @@ static inline int sysfs_read_long(const char *path, long *val)
 }
 
 /**
+ * sysfs_long() - the number in a file, or -1
+ * @path: the file, as for sysfs_read_long()
+ *
+ * For values that are never negative (a sysctl, a count): -1 stands for
+ * every error of sysfs_read_long().
+ *
+ * Return: the number, or -1.
+ */
+static inline long sysfs_long(const char *path)
+{
+	long val;
+
+	return sysfs_read_long(path, &val) ? -1 : val;
+}
+
+/**
+ * sysfs_write_long() - write a decimal number to a file in one write()
+ * @path: the file
+ * @val: the number
+ *
+ * Return: 0, or a negative errno as for sysfs_write_str().
+ */
+static inline int sysfs_write_long(const char *path, long val)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%ld", val);
+	return sysfs_write_str(path, buf);
+}
+
+/**
+ * sysfs_set_str() - write a one-value file and check that it took
+ * @path: the file, a run-time switch say
+ * @s: the value, without a newline
+ *
+ * sysfs_write_str(), then sysfs_read_str(): the file must read back as
+ * @s.
+ *
+ * Return: 0, a negative errno as for sysfs_write_str() or
+ * sysfs_read_str(), or -EIO if the file reads back as something else.
+ */
+static inline int sysfs_set_str(const char *path, const char *s)
+{
+	char cur[64];
+	ssize_t len;
+	int ret;
+
+	ret = sysfs_write_str(path, s);
+	if (ret)
+		return ret;
+	len = sysfs_read_str(path, cur, sizeof(cur));
+	if (len < 0)
+		return len;
+	return strcmp(cur, s) ? -EIO : 0;
+}
+
+/**
+ * sysfs_find_stat() - look up a "key value" line in a buffer
+ * @buf: the contents of a statistics file, NUL-terminated
+ * @key: the key; the first line that starts with @key and a space counts
+ * @val: where the number after it goes; left alone on an error
+ *
+ * Return: 0, -ENODATA if no line starts with @key, or as for
+ * sysfs_parse_long() if no number follows it.
+ */
+static inline int sysfs_find_stat(const char *buf, const char *key, long *val)
+{
+	size_t klen = strlen(key);
+	const char *line = buf;
+
+	while (line) {
+		if (!strncmp(line, key, klen) && line[klen] == ' ')
+			return sysfs_parse_long(line + klen + 1, val);
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	return -ENODATA;
+}
+
+/**
  * sysfs_read_stat() - look up a "key value" line of a statistics file
  * @path: the file, one "<key> <number>" per line (as the stats files of
  *        qdo and oplog in debugfs)
@@ -189,33 +303,57 @@ static inline int sysfs_read_long(const char *path, long *val)
  * At most SYSFS_STAT_SIZE - 1 bytes of @path are read.
  *
  * Return: 0, or a negative errno: as for sysfs_read_file(), -ENOMEM if the
- * buffer cannot be allocated, -ENODATA if no line starts with @key, or as
- * for sysfs_parse_long() if no number follows it.
+ * buffer cannot be allocated, or as for sysfs_find_stat() (-ENODATA: no
+ * line starts with @key).
  */
 static inline int sysfs_read_stat(const char *path, const char *key, long *val)
 {
-	size_t klen = strlen(key), len;
-	char *buf, *line;
+	size_t len;
+	char *buf;
 	int ret;
 
 	buf = malloc(SYSFS_STAT_SIZE);
 	if (!buf)
 		return -ENOMEM;
 	ret = sysfs_read_buf(path, buf, SYSFS_STAT_SIZE, &len);
-	line = buf;
-	while (!ret) {
-		if (!strncmp(line, key, klen) && line[klen] == ' ') {
-			ret = sysfs_parse_long(line + klen + 1, val);
-			break;
-		}
-		line = strchr(line, '\n');
-		if (line)
-			line++;
-		else
-			ret = -ENODATA;
-	}
+	if (!ret)
+		ret = sysfs_find_stat(buf, key, val);
 	free(buf);
 	return ret;
+}
+
+/**
+ * sysfs_read_stats() - look up several "key value" lines of a statistics
+ *                      file
+ * @path: the file, one "<key> <number>" per line (as the stats files of
+ *        qdo, oplog and ast_sync in debugfs)
+ * @keys: the keys, as for sysfs_find_stat()
+ * @n: the number of @keys
+ * @vals: where the numbers go, @vals[i] for @keys[i]; left alone for a key
+ *        that is missing or has no number after it
+ *
+ * @path is read once (at most SYSFS_STAT_SIZE - 1 bytes of it), so that
+ * the numbers come from one read of the file.
+ *
+ * Return: how many of @keys were found with a number, or a negative
+ * errno: as for sysfs_read_file(), or -ENOMEM if the buffer cannot be
+ * allocated.
+ */
+static inline int sysfs_read_stats(const char *path, const char *const *keys,
+				   int n, long *vals)
+{
+	int i, ret, found = 0;
+	size_t len;
+	char *buf;
+
+	buf = malloc(SYSFS_STAT_SIZE);
+	if (!buf)
+		return -ENOMEM;
+	ret = sysfs_read_buf(path, buf, SYSFS_STAT_SIZE, &len);
+	for (i = 0; i < n && !ret; i++)
+		found += !sysfs_find_stat(buf, keys[i], &vals[i]);
+	free(buf);
+	return ret ? ret : found;
 }
 
 /**
@@ -237,6 +375,29 @@ static inline long sysfs_stat(const char *path, const char *key)
 }
 
 /**
+ * sysfs_copy_fd() - copy what is left of one file to another
+ * @in: the file read, to its end (/proc/self/exe, say)
+ * @out: the file written
+ *
+ * Return: 0, or a negative errno: that of read() or write(), or -EIO if
+ * write() took only part of a block.
+ */
+static inline int sysfs_copy_fd(int in, int out)
+{
+	char buf[65536];
+	ssize_t n, w;
+
+	while ((n = read(in, buf, sizeof(buf))) > 0) {
+		w = write(out, buf, n);
+		if (w < 0)
+			return -errno;
+		if (w != n)
+			return -EIO;
+	}
+	return n < 0 ? -errno : 0;
+}
+
+/**
  * sysfs_set_cpu_online() - take a CPU offline or bring it online
  * @cpu: the CPU
  * @on: nonzero to bring it online, 0 to take it offline
@@ -253,6 +414,29 @@ static inline int sysfs_set_cpu_online(int cpu, int on)
 
 	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
 	return sysfs_write_str(path, on ? "1" : "0");
+}
+
+/**
+ * proc_task_state() - the scheduler state of a task, from procfs
+ * @pid: the process
+ * @tid: the thread of @pid (@pid itself for its main thread)
+ *
+ * The state is the field after the command name in
+ * /proc/<@pid>/task/<@tid>/stat: 'R' running, 'S' asleep (interruptibly,
+ * in a system call that waits, say), 'D', 'T', 'Z', ...
+ *
+ * Return: the state letter, or 0 if the file cannot be read.
+ */
+static inline char proc_task_state(pid_t pid, pid_t tid)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	if (sysfs_read_str(path, buf, sizeof(buf)) < 0)
+		return 0;
+	/* The command name, in parentheses, may itself hold ") ". */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
 }
 
 #endif /* SCALABLE_SYSFS_UTIL_H */

@@ -138,6 +138,7 @@
 
 #include "../kselftest_harness.h"
 #include "ast_mutex.h"
+#include "sched_util.h"
 #include "sysfs_util.h"
 
 #define MAX_WORKERS	8
@@ -801,17 +802,14 @@ static void list_reader(int cpu)
 {
 	int fd = open(LIST_RUN, O_RDONLY);
 	char buf[128];
-	cpu_set_t set;
 	ssize_t n;
 
 	if (fd < 0) {
 		failed(K_LIST, "open %s: %s\n", LIST_RUN, strerror(errno));
 		return;
 	}
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
 	/* A CPU that is offline now: run anywhere. */
-	sched_setaffinity(0, sizeof(set), &set);
+	pin_cpu(cpu);
 	mark();
 	n = read(fd, buf, sizeof(buf) - 1);
 	buf[n > 0 ? n : 0] = 0;
@@ -1646,14 +1644,6 @@ TEST_F_TIMEOUT(torture, faults, test_timeout(T_FAULTS))
 	skip_if_missing(_metadata);
 }
 
-static long now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec;
-}
-
 /*
  * make soak: the phases alternate until TORTURE_SECONDS have passed (the
  * last pass starts before), the faults phase where fault injection is
@@ -1669,14 +1659,14 @@ TEST_F_TIMEOUT(torture, soak, test_timeout(T_SOAK))
 		SKIP(return, "TORTURE_SECONDS not set: the soak of make soak");
 	if (!faults)
 		not_here("soak", M_FAULTS);
-	t0 = now_s();
+	t0 = now_ms() / 1000;
 	do {
 		phase_hotplug(_metadata, &self->k);
 		if (faults)
 			phase_faults(_metadata, &self->k);
 		passes++;
-	} while (now_s() - t0 < self->k.seconds);
-	note("totals: passes %d seconds %ld", passes, now_s() - t0);
+	} while (now_ms() / 1000 - t0 < self->k.seconds);
+	note("totals: passes %d seconds %ld", passes, now_ms() / 1000 - t0);
 	skip_if_missing(_metadata);
 }
 
