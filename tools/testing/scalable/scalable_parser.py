@@ -650,7 +650,7 @@ def check_results(results, oplog_runs):
 
 	A RESULT line fails with status=fail (a run failed) and otherwise when
 	ops_per_ms is not above 0: no operation was counted, short checking
-	runs included.  A "-oplog" mode (bench_add_oplog_modes_path() in
+	runs included.  A "-oplog" mode (bench_add_oplog_mode() in
 	tools/testing/selftests/scalable/bench.c) fails when its OpLog counted
 	no hit: oplog_hits=0 on its RESULT line, or hits=+0 in a run's "oplog
 	stats" line (@oplog_runs, parse_oplog_stats()).

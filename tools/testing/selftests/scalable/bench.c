@@ -94,7 +94,7 @@ static int interrupted;
 /* OpLog switches a run selected, and their values before we touched them */
 #define BENCH_MAX_SWITCHES	4
 static struct {
-	char path[128];
+	const struct bench_switch *sw;
 	int saved;
 } oplog_switches[BENCH_MAX_SWITCHES];
 static int nr_oplog_switches;
@@ -480,63 +480,88 @@ int bench_nr_modes(void)
 	return nr_modes;
 }
 
-/**
- * bench_oplog_switch_path() - read or set the run-time switch of an OpLog
- * @path: the switch, a debugfs file reading "0\n" or "1\n", e.g.
- *	BENCH_DCACHE_OPLOG
- * @val: -1 to read the switch, 0 or 1 to write that value
- *
- * Return: the value read, or @val once written; -1 with errno set if there
- * is no switch or it could not be read or written.
+/*
+ * The OpLog users' switches, see struct bench_switch.  The inode OpLog
+ * has two types, i_readcount and i_writecount; its stats are the former's,
+ * the read-only open counts.
  */
-int bench_oplog_switch_path(const char *path, int val)
+const struct bench_switch bench_sw_dcache = {
+	.path = "/sys/kernel/debug/dcache_oplog/enabled",
+	.stats = "/sys/kernel/debug/oplog/dentry/stats",
+};
+
+const struct bench_switch bench_sw_inode = {
+	.path = "/sys/kernel/debug/inode_oplog/enabled",
+	.stats = "/sys/kernel/debug/oplog/i_readcount/stats",
+};
+
+const struct bench_switch bench_sw_inotify = {
+	.path = "/sys/kernel/debug/inotify_oplog/enabled",
+	.stats = "/sys/kernel/debug/oplog/inotify/stats",
+};
+
+const struct bench_switch bench_sw_rmap = {
+	.path = "/sys/kernel/debug/rmap_oplog/enabled",
+	.stats = "/sys/kernel/debug/oplog/rmap/stats",
+};
+
+/**
+ * bench_switch_get() - read the run-time switch of an OpLog
+ * @sw: the switch, e.g. &bench_sw_dcache
+ *
+ * Return: the value read (0 or 1); -1 with errno set if there is no
+ * switch (a kernel without that OpLog, or debugfs not mounted) or it could
+ * not be read.
+ */
+int bench_switch_get(const struct bench_switch *sw)
 {
 	long cur;
 	int ret;
 
-	if (val < 0)
-		ret = sysfs_read_long(path, &cur);
-	else
-		ret = sysfs_write_long(path, val);
+	ret = sysfs_read_long(sw->path, &cur);
 	if (ret) {
 		errno = -ret;
 		return -1;
 	}
-	return val < 0 ? cur : val;
+	return cur;
 }
 
 /**
- * bench_dcache_oplog_switch() - read or set the dentry OpLog switch
- * @val: -1 to read the switch, 0 or 1 to write that value
+ * bench_switch_set() - set the run-time switch of an OpLog
+ * @sw: the switch, e.g. &bench_sw_dcache
+ * @on: 0 or 1, the value to write
  *
- * The switch is BENCH_DCACHE_OPLOG, present with CONFIG_DCACHE_OPLOG and
- * debugfs mounted.  A stock kernel has none.
- *
- * Return: the value read, or @val once written; -1 with errno set if there
- * is no switch or it could not be read or written.
+ * Return: @on once written; -1 with errno set if there is no switch or it
+ * could not be written.
  */
-int bench_dcache_oplog_switch(int val)
+int bench_switch_set(const struct bench_switch *sw, int on)
 {
-	return bench_oplog_switch_path(BENCH_DCACHE_OPLOG, val);
+	int ret;
+
+	ret = sysfs_write_long(sw->path, on);
+	if (ret) {
+		errno = -ret;
+		return -1;
+	}
+	return on;
 }
 
 /**
- * bench_add_oplog_modes_path() - register a mode with an OpLog off and on
+ * bench_add_oplog_mode() - register a mode with an OpLog off and on
+ * @sw: the OpLog's switch, e.g. &bench_sw_dcache
  * @name: the mode's name, without suffix
  * @param: its parameter, without BENCH_PARAM_OPLOG
- * @path: the OpLog's switch, see bench_oplog_switch_path()
- * @stats: the OpLog type's counters, /sys/kernel/debug/oplog/<type>/stats
  *
- * Registers "<name>-stock" with @param and, if the switch @path exists,
+ * Registers "<name>-stock" with @param and, if the switch exists,
  * "<name>-oplog" with @param | BENCH_PARAM_OPLOG, whose RESULT lines carry
  * its ratio to "<name>-stock" (bench_set_baseline()) and oplog_hits=, the
- * growth of the "hits" count of @stats over its runs.  A run selects the
- * switch with bench_oplog_select_path().  Called from bench_desc.init.
+ * growth of the "hits" count of @sw's stats over its runs.  A run selects
+ * the switch with bench_select().  Called from bench_desc.init.
  *
  * Return: 0, or -1 if the table is full.
  */
-int bench_add_oplog_modes_path(const char *name, __u64 param,
-			       const char *path, const char *stats)
+int bench_add_oplog_mode(const struct bench_switch *sw, const char *name,
+			 __u64 param)
 {
 	char stock[BENCH_NAME_LEN], oplog[BENCH_NAME_LEN];
 
@@ -544,32 +569,13 @@ int bench_add_oplog_modes_path(const char *name, __u64 param,
 	snprintf(oplog, sizeof(oplog), "%s-oplog", name);
 	if (bench_add_mode(stock, param))
 		return -1;
-	if (bench_oplog_switch_path(path, -1) < 0)
+	if (bench_switch_get(sw) < 0)
 		return 0;
 	if (bench_add_mode(oplog, param | BENCH_PARAM_OPLOG) ||
 	    bench_set_baseline(oplog, stock))
 		return -1;
-	modes[nr_modes - 1].oplog_stats = stats;
+	modes[nr_modes - 1].oplog_stats = sw->stats;
 	return 0;
-}
-
-/**
- * bench_add_oplog_modes() - register a mode with the dentry OpLog off and on
- * @name: the mode's name, without suffix
- * @param: its parameter, without BENCH_PARAM_OPLOG
- *
- * Registers "<name>-stock" with @param and, if the dentry OpLog switch
- * exists, "<name>-oplog" with @param | BENCH_PARAM_OPLOG, whose RESULT
- * lines carry its ratio to "<name>-stock" (bench_set_baseline()).  A run
- * selects the switch with bench_dcache_oplog_select().  Called from
- * bench_desc.init.
- *
- * Return: 0, or -1 if the table is full.
- */
-int bench_add_oplog_modes(const char *name, __u64 param)
-{
-	return bench_add_oplog_modes_path(name, param, BENCH_DCACHE_OPLOG,
-					  BENCH_DCACHE_OPLOG_STATS);
 }
 
 /**
@@ -600,41 +606,24 @@ int bench_select_mode(const char *arg, const char *const *names, int nr,
 }
 
 /**
- * bench_add_oplog_mode_mask_path() - bench_add_oplog_modes_path() for
- *	selected modes
+ * bench_add_oplog_modes() - bench_add_oplog_mode() for selected modes
+ * @sw: the OpLog's switch, e.g. &bench_sw_dcache
  * @names: the benchmark's mode names, without suffix
  * @nr: how many
  * @mask: the selected ones, bit i for @names[i], whose parameter is i
- * @path: the OpLog's switch, see bench_oplog_switch_path()
- * @stats: the OpLog type's counters, see bench_add_oplog_modes_path()
  *
  * Return: 0, or -1 if the table is full.
  */
-int bench_add_oplog_mode_mask_path(const char *const *names, int nr, int mask,
-				   const char *path, const char *stats)
+int bench_add_oplog_modes(const struct bench_switch *sw,
+			  const char *const *names, int nr, int mask)
 {
 	int i;
 
 	for (i = 0; i < nr; i++)
 		if ((mask & (1 << i)) &&
-		    bench_add_oplog_modes_path(names[i], i, path, stats))
+		    bench_add_oplog_mode(sw, names[i], i))
 			return -1;
 	return 0;
-}
-
-/**
- * bench_add_oplog_mode_mask() - bench_add_oplog_modes() for selected modes
- * @names: the benchmark's mode names, without suffix
- * @nr: how many
- * @mask: the selected ones, bit i for @names[i], whose parameter is i
- *
- * Return: 0, or -1 if the table is full.
- */
-int bench_add_oplog_mode_mask(const char *const *names, int nr, int mask)
-{
-	return bench_add_oplog_mode_mask_path(names, nr, mask,
-					      BENCH_DCACHE_OPLOG,
-					      BENCH_DCACHE_OPLOG_STATS);
 }
 
 /**
@@ -669,66 +658,47 @@ int bench_create_file(const char *path, size_t size)
 }
 
 /**
- * bench_oplog_select_path() - switch an OpLog for a run
- * @path: the OpLog's switch, see bench_oplog_switch_path() (at most 127
- *	characters)
+ * bench_select() - switch an OpLog for a run
+ * @sw: the OpLog's switch, e.g. &bench_sw_dcache
  * @param: the run's mode parameter (bench_ctl.param)
  *
  * Parent side, from bench_desc.prepare_run: turns the OpLog on if @param
- * has BENCH_PARAM_OPLOG, off otherwise.  The first call for @path saves
- * the switch; the engine writes it back at the end, also after a failure.
- * Without a switch there is nothing to do (only "-stock" modes exist).
+ * has BENCH_PARAM_OPLOG, off otherwise.  The first call for a switch saves
+ * its value; the engine writes it back at the end, also after a failure.
+ * Without the switch there is nothing to do (only "-stock" modes exist).
+ * A mode that runs more than one OpLog calls it once for each switch.
  *
  * Return: 0, or -1 after a diagnostic if the switch could not be set.
  */
-int bench_oplog_select_path(const char *path, __u64 param)
+int bench_select(const struct bench_switch *sw, __u64 param)
 {
 	int i, on = !!(param & BENCH_PARAM_OPLOG);
 
 	for (i = 0; i < nr_oplog_switches; i++)
-		if (!strcmp(oplog_switches[i].path, path))
+		if (!strcmp(oplog_switches[i].sw->path, sw->path))
 			break;
 	if (i == nr_oplog_switches) {
-		if (i == BENCH_MAX_SWITCHES ||
-		    strlen(path) >= sizeof(oplog_switches[i].path)) {
+		if (i == BENCH_MAX_SWITCHES) {
 			ksft_print_msg("cannot track the OpLog switch %s\n",
-				       path);
+				       sw->path);
 			return -1;
 		}
-		snprintf(oplog_switches[i].path, sizeof(oplog_switches[i].path),
-			 "%s", path);
+		oplog_switches[i].sw = sw;
 		oplog_switches[i].saved = -1;
 		nr_oplog_switches++;
 	}
 	if (oplog_switches[i].saved < 0)
-		oplog_switches[i].saved = bench_oplog_switch_path(path, -1);
-	if (oplog_switches[i].saved >= 0 &&
-	    bench_oplog_switch_path(path, on) != on) {
-		ksft_print_msg("cannot write %d to %s: %s\n", on, path,
+		oplog_switches[i].saved = bench_switch_get(sw);
+	if (oplog_switches[i].saved >= 0 && bench_switch_set(sw, on) != on) {
+		ksft_print_msg("cannot write %d to %s: %s\n", on, sw->path,
 			       strerror(errno));
 		return -1;
 	}
 	return 0;
 }
 
-/**
- * bench_dcache_oplog_select() - switch the dentry OpLog for a run
- * @param: the run's mode parameter (bench_ctl.param)
- *
- * Parent side, from bench_desc.prepare_run: turns the dentry OpLog on if
- * @param has BENCH_PARAM_OPLOG, off otherwise.  The first call saves the
- * switch; the engine writes it back at the end, also after a failure.
- * Without a switch there is nothing to do (only "-stock" modes exist).
- *
- * Return: 0, or -1 after a diagnostic if the switch could not be set.
- */
-int bench_dcache_oplog_select(__u64 param)
-{
-	return bench_oplog_select_path(BENCH_DCACHE_OPLOG, param);
-}
-
 /*
- * Put the OpLog switches back as bench_oplog_select_path() found them.
+ * Put the OpLog switches back as bench_select() found them.
  * Return: 0, or -1 after a diagnostic if a switch did not take its value.
  */
 static int oplog_restore(void)
@@ -736,13 +706,12 @@ static int oplog_restore(void)
 	int i, ret = 0;
 
 	for (i = 0; i < nr_oplog_switches; i++) {
-		if (oplog_switches[i].saved >= 0 &&
-		    bench_oplog_switch_path(oplog_switches[i].path,
-					    oplog_switches[i].saved) !=
-		    oplog_switches[i].saved) {
+		const struct bench_switch *sw = oplog_switches[i].sw;
+		int saved = oplog_switches[i].saved;
+
+		if (saved >= 0 && bench_switch_set(sw, saved) != saved) {
 			ksft_print_msg("cannot restore %s to %d: %s\n",
-				       oplog_switches[i].path,
-				       oplog_switches[i].saved, strerror(errno));
+				       sw->path, saved, strerror(errno));
 			ret = -1;
 		}
 		oplog_switches[i].saved = -1;

@@ -29,14 +29,8 @@
 #define BENCH_MAX_MODES		32
 #define BENCH_MAX_COUNTS	64
 #define BENCH_NAME_LEN		32
-/* bench_worker.param bit of the "-oplog" modes, see bench_add_oplog_modes() */
+/* bench_worker.param bit of the "-oplog" modes, see bench_add_oplog_mode() */
 #define BENCH_PARAM_OPLOG	0x100
-/* The run-time switch of the dentry OpLog (CONFIG_DCACHE_OPLOG) */
-#define BENCH_DCACHE_OPLOG	"/sys/kernel/debug/dcache_oplog/enabled"
-/* ... and its OpLog type's counters (lib/oplog.c, oplog_stats_show()) */
-#define BENCH_DCACHE_OPLOG_STATS	"/sys/kernel/debug/oplog/dentry/stats"
-/* The run-time switch of the read-only open counts (CONFIG_INODE_OPLOG) */
-#define BENCH_INODE_OPLOG	"/sys/kernel/debug/inode_oplog/enabled"
 
 /* Phase word of the control block, written only by the parent. */
 enum bench_phase {
@@ -249,24 +243,46 @@ struct bench_maps {
 	int other_file_vmas;
 };
 
+/**
+ * struct bench_switch - the run-time switch of an OpLog user
+ * @path: the switch, a debugfs file reading "0\n" or "1\n"
+ * @stats: its OpLog type's counters (oplog_stats_show() in lib/oplog.c),
+ *	/sys/kernel/debug/oplog/<type>/stats
+ *
+ * Each OpLog user of the kernel has its switch in debugfs; a kernel
+ * without that user (a stock kernel) has none, and then only the "-stock"
+ * modes run.  The known switches are the bench_sw_* below, defined in
+ * bench.c.
+ */
+struct bench_switch {
+	const char *path;
+	const char *stats;
+};
+
 extern struct bench_config bench_cfg;
+
+/* The dentry OpLog (CONFIG_DCACHE_OPLOG) */
+extern const struct bench_switch bench_sw_dcache;
+/* The open counts of hot inodes (CONFIG_INODE_OPLOG) */
+extern const struct bench_switch bench_sw_inode;
+/* The inotify notification queues (CONFIG_INOTIFY_OPLOG) */
+extern const struct bench_switch bench_sw_inotify;
+/* The file reverse map (CONFIG_RMAP_OPLOG) */
+extern const struct bench_switch bench_sw_rmap;
 
 int bench_main(const struct bench_desc *desc, int argc, char **argv);
 int bench_add_mode(const char *name, __u64 param);
 int bench_set_baseline(const char *mode, const char *base);
 int bench_nr_modes(void);
-int bench_oplog_switch_path(const char *path, int val);
-int bench_dcache_oplog_switch(int val);
-int bench_add_oplog_modes(const char *name, __u64 param);
-int bench_dcache_oplog_select(__u64 param);
-int bench_add_oplog_modes_path(const char *name, __u64 param,
-			       const char *path, const char *stats);
-int bench_oplog_select_path(const char *path, __u64 param);
 int bench_select_mode(const char *arg, const char *const *names, int nr,
 		      int *mask);
-int bench_add_oplog_mode_mask(const char *const *names, int nr, int mask);
-int bench_add_oplog_mode_mask_path(const char *const *names, int nr, int mask,
-				   const char *path, const char *stats);
+int bench_switch_get(const struct bench_switch *sw);
+int bench_switch_set(const struct bench_switch *sw, int on);
+int bench_add_oplog_mode(const struct bench_switch *sw, const char *name,
+			 __u64 param);
+int bench_add_oplog_modes(const struct bench_switch *sw,
+			  const char *const *names, int nr, int mask);
+int bench_select(const struct bench_switch *sw, __u64 param);
 int bench_mkdir(const char *path);
 int bench_create_file(const char *path, size_t size);
 

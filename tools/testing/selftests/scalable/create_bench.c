@@ -61,7 +61,8 @@ static int create_parse_opt(int opt, const char *arg)
 
 static int create_init(void)
 {
-	return bench_add_oplog_mode_mask(mode_names, NR_MODES, mode_mask);
+	return bench_add_oplog_modes(&bench_sw_dcache, mode_names, NR_MODES,
+				     mode_mask);
 }
 
 /* The directory worker @idx works in, with a trailing slash. */
@@ -123,7 +124,7 @@ static int create_prepare_run(struct bench_ctl *ctl)
 	char p[4200];
 	__u32 i;
 
-	if (bench_dcache_oplog_select(ctl->param))
+	if (bench_select(&bench_sw_dcache, ctl->param))
 		return -1;
 	for (i = 0; i < ctl->nr_workers; i++) {
 		dir_path(p, sizeof(p), ctl->param, i);

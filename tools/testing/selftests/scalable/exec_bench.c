@@ -51,10 +51,6 @@
 enum { MODE_SHARED, MODE_PRIVATE, NR_MODES };
 enum { SHAPE_EXEC, SHAPE_SH, NR_SHAPES };
 
-/* The run-time switch and the statistics of CONFIG_RMAP_OPLOG */
-#define EB_OPLOG_SWITCH		"/sys/kernel/debug/rmap_oplog/enabled"
-#define EB_OPLOG_STATS		"/sys/kernel/debug/oplog/rmap/stats"
-
 /* A prefix's copy of the ELF interpreter */
 #define EB_INTERP		"ld.so"
 /* Libraries copied per prefix, at most */
@@ -144,9 +140,8 @@ static int eb_init(void)
 				continue;
 			snprintf(name, sizeof(name), "%s-%s", mode_names[m],
 				 shape_names[s]);
-			if (bench_add_oplog_modes_path(name, m | s << 1,
-						       EB_OPLOG_SWITCH,
-						       EB_OPLOG_STATS))
+			if (bench_add_oplog_mode(&bench_sw_rmap, name,
+						 m | s << 1))
 				return -1;
 		}
 	}
@@ -155,7 +150,7 @@ static int eb_init(void)
 
 static int eb_prepare_run(struct bench_ctl *ctl)
 {
-	return bench_oplog_select_path(EB_OPLOG_SWITCH, ctl->param);
+	return bench_select(&bench_sw_rmap, ctl->param);
 }
 
 /* ---------------------------------------------------------------- ELF */

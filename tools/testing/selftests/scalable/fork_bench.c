@@ -39,10 +39,6 @@
 
 enum { MODE_SHARED, MODE_PRIVATE, NR_MODES };
 
-/* The run-time switch and the statistics of CONFIG_RMAP_OPLOG */
-#define FB_OPLOG_SWITCH		"/sys/kernel/debug/rmap_oplog/enabled"
-#define FB_OPLOG_STATS		"/sys/kernel/debug/oplog/rmap/stats"
-
 #define FB_MAX_NR	4
 
 static const char * const mode_names[] = { "shared", "private" };
@@ -121,9 +117,8 @@ static int fb_init(void)
 		for (i = 0; i < nr_nr; i++) {
 			snprintf(name, sizeof(name), "%s-%ldf", mode_names[m],
 				 nr_list[i]);
-			if (bench_add_oplog_modes_path(name, m | i << 1,
-						       FB_OPLOG_SWITCH,
-						       FB_OPLOG_STATS))
+			if (bench_add_oplog_mode(&bench_sw_rmap, name,
+						 m | i << 1))
 				return -1;
 		}
 	}
@@ -133,7 +128,7 @@ static int fb_init(void)
 /* Parent, before each run: the OpLog switch of the mode. */
 static int fb_prepare_run(struct bench_ctl *ctl)
 {
-	return bench_oplog_select_path(FB_OPLOG_SWITCH, ctl->param);
+	return bench_select(&bench_sw_rmap, ctl->param);
 }
 
 static int fb_setup(int max_cpus)

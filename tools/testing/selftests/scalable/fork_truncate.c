@@ -49,8 +49,6 @@
 
 /* T is a mode parameter: below BENCH_PARAM_OPLOG. */
 #define FT_MAX_T	255
-#define FT_OPLOG_SWITCH	"/sys/kernel/debug/rmap_oplog/enabled"
-#define FT_OPLOG_STATS	"/sys/kernel/debug/oplog/rmap/stats"
 
 /* One try-lock per file, each in its own cache line. */
 struct ft_lock {
@@ -85,8 +83,7 @@ static int parse_t_list(bool add)
 		    ++n > BENCH_MAX_MODES / 2)
 			return -1;
 		snprintf(name, sizeof(name), "T=%ld", t);
-		if (add && bench_add_oplog_modes_path(name, t, FT_OPLOG_SWITCH,
-						      FT_OPLOG_STATS))
+		if (add && bench_add_oplog_mode(&bench_sw_rmap, name, t))
 			return -1;
 	}
 	return n ? 0 : -1;
@@ -151,7 +148,7 @@ static int ft_prepare_run(struct bench_ctl *ctl)
 	char path[4200];
 	int i;
 
-	if (bench_oplog_select_path(FT_OPLOG_SWITCH, ctl->param))
+	if (bench_select(&bench_sw_rmap, ctl->param))
 		return -1;
 	for (i = 0; i < max_files; i++) {
 		snprintf(path, sizeof(path), "%s/shared/f%d", bench_cfg.dir, i);

@@ -57,9 +57,7 @@
 #define IB_DRAIN_MS		10000
 #define IB_SYSCTL_EVENTS	"/proc/sys/fs/inotify/max_queued_events"
 #define IB_SYSCTL_WATCHES	"/proc/sys/fs/inotify/max_user_watches"
-/* The run-time switch and the statistics of CONFIG_INOTIFY_OPLOG */
-#define IB_OPLOG_SWITCH		"/sys/kernel/debug/inotify_oplog/enabled"
-#define IB_OPLOG_STATS		"/sys/kernel/debug/oplog/inotify/stats"
+/* Lines of the OpLog statistics (bench_sw_inotify.stats) kept, at most */
 #define IB_MAX_STATS		16
 /* The files live in DIR/IB_SUBDIR, the directory that dir-watch watches */
 #define IB_SUBDIR		"i"
@@ -161,9 +159,9 @@ static int ib_init(void)
 {
 	int fd, err;
 
-	if (bench_add_oplog_mode_mask_path(modify_only ? modify_names :
-					   mode_names, IB_NR_MODES, mode_mask,
-					   IB_OPLOG_SWITCH, IB_OPLOG_STATS))
+	if (bench_add_oplog_modes(&bench_sw_inotify,
+				  modify_only ? modify_names : mode_names,
+				  IB_NR_MODES, mode_mask))
 		return -1;
 	/* A kernel without inotify is a skip; other errors fail later. */
 	fd = inotify_init1(IN_CLOEXEC);
@@ -253,9 +251,9 @@ static int ib_setup(int max_cpus)
 	ksft_print_msg("inotify_bench: %ld files per writer in %s, watch %s\n",
 		       files_per_writer, p,
 		       modify_only ? "IN_MODIFY" : "IN_MODIFY|IN_CLOSE_WRITE");
-	if (bench_oplog_switch_path(IB_OPLOG_SWITCH, -1) < 0)
+	if (bench_switch_get(&bench_sw_inotify) < 0)
 		ksft_print_msg("inotify_bench: no %s, only the -stock modes run\n",
-			       IB_OPLOG_SWITCH);
+			       bench_sw_inotify.path);
 	ksft_print_msg("inotify_bench: cpus=N: writers on CPUs 0..N-2, reader on N-1\n");
 	for (i = 0; i < bench_cfg.nr_counts; i++)
 		if (bench_cfg.counts[i] == 1)
@@ -268,7 +266,7 @@ static int ib_setup(int max_cpus)
 /* Parent, before each run: the OpLog switch of the mode. */
 static int ib_prepare_run(struct bench_ctl *ctl)
 {
-	return bench_oplog_select_path(IB_OPLOG_SWITCH, ctl->param);
+	return bench_select(&bench_sw_inotify, ctl->param);
 }
 
 static void ib_cleanup(void)
@@ -298,7 +296,7 @@ static int read_stats(struct ib_stats *st)
 	FILE *f;
 
 	st->nr = 0;
-	f = fopen(IB_OPLOG_STATS, "re");
+	f = fopen(bench_sw_inotify.stats, "re");
 	if (!f)
 		return -1;
 	while (st->nr < IB_MAX_STATS && fgets(line, sizeof(line), f)) {

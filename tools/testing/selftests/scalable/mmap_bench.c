@@ -36,10 +36,6 @@
 
 enum { MODE_SHARED, MODE_PRIVATE, NR_MODES };
 
-/* The run-time switch and the statistics of CONFIG_RMAP_OPLOG */
-#define MB_OPLOG_SWITCH		"/sys/kernel/debug/rmap_oplog/enabled"
-#define MB_OPLOG_STATS		"/sys/kernel/debug/oplog/rmap/stats"
-
 /* mmap() + munmap() pairs per worker_op call */
 #define MB_BATCH		16
 
@@ -56,14 +52,14 @@ static int mb_parse_opt(int opt, const char *arg)
 
 static int mb_init(void)
 {
-	return bench_add_oplog_mode_mask_path(mode_names, NR_MODES, mode_mask,
-					      MB_OPLOG_SWITCH, MB_OPLOG_STATS);
+	return bench_add_oplog_modes(&bench_sw_rmap, mode_names, NR_MODES,
+				     mode_mask);
 }
 
 /* Parent, before each run: the OpLog switch of the mode. */
 static int mb_prepare_run(struct bench_ctl *ctl)
 {
-	return bench_oplog_select_path(MB_OPLOG_SWITCH, ctl->param);
+	return bench_select(&bench_sw_rmap, ctl->param);
 }
 
 static int mb_setup(int max_cpus)

@@ -104,7 +104,8 @@ static int open_parse_opt(int opt, const char *arg)
 
 static int open_init(void)
 {
-	return bench_add_oplog_mode_mask(mode_names, NR_MODES, mode_mask);
+	return bench_add_oplog_modes(&bench_sw_dcache, mode_names, NR_MODES,
+				     mode_mask);
 }
 
 static void file_path(char *buf, size_t size, __u64 param, int idx)
@@ -154,8 +155,8 @@ static int open_prepare_run(struct bench_ctl *ctl)
 	char p[4200];
 	__u32 i;
 
-	if (bench_dcache_oplog_select(ctl->param) ||
-	    bench_oplog_select_path(BENCH_INODE_OPLOG, ctl->param))
+	if (bench_select(&bench_sw_dcache, ctl->param) ||
+	    bench_select(&bench_sw_inode, ctl->param))
 		return -1;
 	for (i = 0; i < ctl->nr_workers; i++) {
 		file_path(p, sizeof(p), ctl->param, i);

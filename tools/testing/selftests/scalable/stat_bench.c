@@ -63,7 +63,8 @@ static int stat_parse_opt(int opt, const char *arg)
 
 static int stat_init(void)
 {
-	return bench_add_oplog_mode_mask(mode_names, NR_MODES, mode_mask);
+	return bench_add_oplog_modes(&bench_sw_dcache, mode_names, NR_MODES,
+				     mode_mask);
 }
 
 /* "many": the directory of the names, and name @n in it. */
@@ -162,7 +163,7 @@ static int stat_prepare_run(struct bench_ctl *ctl)
 	char p[4200];
 	__u32 i;
 
-	if (bench_dcache_oplog_select(ctl->param))
+	if (bench_select(&bench_sw_dcache, ctl->param))
 		return -1;
 	for (i = 0; i < ctl->nr_workers; i++) {
 		file_path(p, sizeof(p), ctl->param, i, ctl->nr_workers);
