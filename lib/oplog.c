@@ -1156,7 +1156,7 @@ bool oplog_absorb_hit(struct oplog_type *type, struct oplog_obj *obj,
 		if (log && READ_ONCE(log->obj) == obj) {
 			raw_spin_lock(&log->lock);
 			if (likely(log->obj == obj)) {
-				/* The newest first: a fork's child exits soon. */
+				/* The newest first: an add is mostly cancelled soon. */
 				list_for_each_entry_reverse(op, &log->ops, node) {
 					if (op != add)
 						continue;
