@@ -11,13 +11,17 @@
  * statistics, over lib/oplog_internal.h.
  *
  * Data structures.  Each registered type owns a clustered object whose
- * per-CPU representative is a log cache: a direct-mapped table of
- * nr_slots slots hashed from the object pointer (thesis section 7).  A slot
- * holds at most one log, and a log belongs to one (object, CPU) pair, or
- * to none: a flush leaves each log it empties in its slot, vacant, and the
- * owner's next miss on that slot takes it, so that a reader that flushes
- * often (a truncate of a file that every CPU's forks map) costs no log
- * allocation and no QDo callback per CPU.
+ * per-CPU representative is a log cache: a table of nr_slots slots in
+ * two-way sets, the set hashed from the object pointer (thesis section 7,
+ * whose cache is direct-mapped: two objects in use that hash alike would
+ * evict each other on every operation).  A slot holds at most one log, a
+ * cache at most one log of an object, and a log belongs to one (object,
+ * CPU) pair, or to none: a flush leaves each log it empties in its slot,
+ * vacant, and the owner's next miss on that set takes it, so that a reader
+ * that flushes often (a truncate of a file that every CPU's forks map)
+ * costs no log allocation and no QDo callback per CPU.  A miss on a full
+ * set evicts a log not referenced since the set's last eviction (second
+ * chance), else the first way's.
  *
  * Locks, outermost first:
  *   object lock (->obj_lock)         - held to attach or detach a log of the
@@ -31,7 +35,7 @@
  * Another object's lock is only ever trylocked with a cache lock held
  * (eviction, shrinker, CPU hotplug), so the order cannot invert.
  *
- * The hit path of oplog_queue()/oplog_add() reads this CPU's slot without
+ * The hit path of oplog_queue()/oplog_add() reads this CPU's set without
  * a lock, with preemption disabled, then takes the log's own lock and checks
  * the log still belongs to the object.  A log that is taken out of its slot
  * (an eviction, the shrinker, a dead CPU) can therefore still be reached by
@@ -341,9 +345,31 @@ static void oplog_apply(struct oplog_type *type, struct oplog_obj *obj,
 }
 
 /*
+ * @obj's log in @cache, and its slot in *@slot; NULL if @cache holds none.
+ * @cache->lock held: only the owner tags a log, and under that lock.
+ */
+static struct oplog_log *oplog_find(struct oplog_type *type,
+				    struct oplog_cache *cache,
+				    struct oplog_obj *obj, unsigned int *slot)
+{
+	unsigned int i = oplog_set(type, obj), end = i + oplog_ways(type);
+	struct oplog_log *log;
+
+	lockdep_assert_held(&cache->lock);
+	for (; i < end; i++) {
+		log = cache->slots[i];
+		if (log && log->obj == obj) {
+			*slot = i;
+			return log;
+		}
+	}
+	return NULL;
+}
+
+/*
  * Take @obj's operations out of @cpu's log (those up to @cutoff, or all of
  * them if it is detached).  A flush leaves the emptied log in its slot
- * with no object (a vacant log), for @cpu's next miss on that slot to take
+ * with no object (a vacant log), for @cpu's next miss on that set to take
  * without a new allocation or a QDo grace period (oplog_reuse()); only an
  * eviction, which frees memory, takes it out of the slot.  Returns the log
  * unless @how is %OPLOG_DETACH_NONE.  Sets *@left if operations stamped
@@ -364,10 +390,9 @@ struct oplog_log *oplog_collect(struct oplog_type *type,
 
 	if (!cache)
 		return NULL;
-	i = oplog_slot(type, obj);
 	raw_spin_lock(&cache->lock);
-	log = cache->slots[i];
-	if (!log || log->obj != obj) {
+	log = oplog_find(type, cache, obj, &i);
+	if (!log) {
 		raw_spin_unlock(&cache->lock);
 		return NULL;
 	}
@@ -635,7 +660,7 @@ bool oplog_obj_maybe_logged(struct oplog_type *type, struct oplog_obj *obj)
 	unsigned long cpus = READ_ONCE(obj->cpus);
 	struct oplog_cache *cache;
 	struct oplog_log *log;
-	unsigned int cpu;
+	unsigned int cpu, i;
 	bool logged = false;
 
 	if (!cpus)
@@ -647,8 +672,8 @@ bool oplog_obj_maybe_logged(struct oplog_type *type, struct oplog_obj *obj)
 		if (!cache)
 			continue;
 		raw_spin_lock(&cache->lock);
-		log = cache->slots[oplog_slot(type, obj)];
-		if (log && log->obj == obj) {
+		log = oplog_find(type, cache, obj, &i);
+		if (log) {
 			raw_spin_lock(&log->lock);
 			if (oplog_is_counter(type))
 				logged = oplog_counter_logged(log);
@@ -739,12 +764,12 @@ static __always_inline bool oplog_hit(struct oplog_type *type,
 	preempt_disable();
 	cache = clustered_rep(&type->caches);
 	if (likely(cache)) {
-		log = READ_ONCE(cache->slots[oplog_slot(type, obj)]);
 		/*
-		 * A slot held by another object's log is a miss: tell without
-		 * its lock (the tag is written under it, and re-checked below).
+		 * A set without a log of @obj is a miss: tell without the log
+		 * lock (the tag is written under it, and re-checked below).
 		 */
-		if (likely(log) && READ_ONCE(log->obj) == obj) {
+		log = oplog_hit_log(type, cache, obj);
+		if (likely(log)) {
 			raw_spin_lock(&log->lock);
 			if (likely(log->obj == obj))
 				done = oplog_append(type, cache, log, true,
@@ -820,7 +845,7 @@ static void oplog_take_over(struct oplog_type *type, struct oplog_cache *cache,
 }
 
 /*
- * Give @obj the vacant log in its slot (emptied and untagged by a flush,
+ * Give @obj a vacant log in its set (emptied and untagged by a flush,
  * oplog_collect()).  Only this CPU tags its logs and reads them without
  * its cache lock, and it is not in its hit path now, so the log is reused
  * at once, like a victim's (oplog_take_over()): no allocation and no QDo
@@ -842,6 +867,48 @@ static void oplog_reuse(struct oplog_type *type, struct oplog_cache *cache,
 	WRITE_ONCE(cache->nr_vacant, cache->nr_vacant - 1);
 	WRITE_ONCE(cache->nr_logs, cache->nr_logs + 1);
 	local_inc(&cache->stats[OPLOG_STAT_REUSED]);
+}
+
+/*
+ * The slot of @obj's set that a miss fills: a vacant log's (reused), else
+ * an empty one (a new log), else a victim's: the first log not referenced
+ * lately, else the first way's (second chance: an eviction clears the
+ * set's referenced flags, oplog_clear_referenced()).  Exact under
+ * @cache->lock; a hint without it (oplog_needs_log()).
+ */
+static unsigned int oplog_pick(struct oplog_type *type,
+			       struct oplog_cache *cache, struct oplog_obj *obj)
+{
+	unsigned int set = oplog_set(type, obj), end = set + oplog_ways(type);
+	unsigned int i, empty = UINT_MAX, victim = UINT_MAX;
+	struct oplog_log *log;
+
+	for (i = set; i < end; i++) {
+		log = READ_ONCE(cache->slots[i]);
+		if (!log) {
+			if (empty == UINT_MAX)
+				empty = i;
+		} else if (!READ_ONCE(log->obj)) {
+			return i;
+		} else if (victim == UINT_MAX && !READ_ONCE(log->referenced)) {
+			victim = i;
+		}
+	}
+	if (empty != UINT_MAX)
+		return empty;
+	return victim != UINT_MAX ? victim : set;
+}
+
+/* An eviction from @set: its logs start again unreferenced. */
+static void oplog_clear_referenced(struct oplog_type *type,
+				   struct oplog_cache *cache, unsigned int set)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&cache->lock);
+	for (i = set; i < set + oplog_ways(type); i++)
+		if (cache->slots[i])
+			WRITE_ONCE(cache->slots[i]->referenced, false);
 }
 
 /* Initialise @log, this CPU's new log of @obj, and publish it in slot @i. */
@@ -896,11 +963,11 @@ static void oplog_append_first(struct oplog_type *type,
 /*
  * The body of a miss, with the object lock held and the object attached
  * (thesis section 7): find or install this CPU's log of @obj and append to
- * it.  *@new is a preallocated log, consumed if installed.  A slot held by
- * another object (the victim) is taken over if the victim's lock can be
- * had (its holder may be waiting for our cache lock); the victim's
- * operations are applied under that lock once ours is logged, by
- * oplog_apply_evicted().
+ * it.  *@new is a preallocated log, consumed if installed.  In a full set,
+ * another object's log (the victim's, oplog_pick()) is taken over if the
+ * victim's lock can be had (its holder may be waiting for our cache
+ * lock); the victim's operations are applied under that lock once ours is
+ * logged, by oplog_apply_evicted().
  */
 static enum oplog_miss oplog_install(struct oplog_type *type,
 				     struct oplog_obj *obj,
@@ -926,10 +993,9 @@ static enum oplog_miss oplog_install(struct oplog_type *type,
 		goto direct;
 	cpu = smp_processor_id();
 	local_inc(&cache->stats[OPLOG_STAT_MISSES]);
-	i = oplog_slot(type, obj);
 	raw_spin_lock(&cache->lock);
-	log = cache->slots[i];
-	if (log && log->obj == obj) {
+	log = oplog_find(type, cache, obj, &i);
+	if (log) {
 		/* Attached by another task meanwhile, full, or its grant used. */
 		raw_spin_lock(&log->lock);
 		if (grant != UINT_MAX)
@@ -949,6 +1015,8 @@ static enum oplog_miss oplog_install(struct oplog_type *type,
 		preempt_enable();
 		return OPLOG_MISS_RACED;
 	}
+	i = oplog_pick(type, cache, obj);
+	log = cache->slots[i];
 	if (log && !log->obj) {
 		oplog_reuse(type, cache, log, obj);
 		oplog_append_first(type, cache, log, obj, cpu, op, delta,
@@ -963,6 +1031,7 @@ static enum oplog_miss oplog_install(struct oplog_type *type,
 			local_inc(&cache->stats[OPLOG_STAT_EVICT_BUSY]);
 			goto direct;
 		}
+		oplog_clear_referenced(type, cache, oplog_set(type, obj));
 		oplog_take_over(type, cache, log, obj, &evicted, &vdelta);
 		oplog_append_first(type, cache, log, obj, cpu, op, delta,
 				   grant);
@@ -989,12 +1058,12 @@ direct:
 }
 
 /*
- * Does a miss on @obj need new log memory?  Only if this CPU's slot for it
- * is empty: a vacant log there is reused, another object's taken over.  A
- * hint, read without the cache lock: should the slot empty meanwhile (the
- * shrinker) or the task move to another CPU, oplog_install() finds no
- * memory and the operation is applied at once, as when an allocation
- * fails.
+ * Does a miss on @obj need new log memory?  Only if this CPU has no log of
+ * it and its set has an empty slot and no vacant log (oplog_pick()): a
+ * vacant log is reused, another object's taken over.  A hint, read without
+ * the cache lock: should a slot empty meanwhile (the shrinker) or the task
+ * move to another CPU, oplog_install() finds no memory and the operation is
+ * applied at once, as when an allocation fails.
  */
 static bool oplog_needs_log(struct oplog_type *type, struct oplog_obj *obj)
 {
@@ -1004,7 +1073,8 @@ static bool oplog_needs_log(struct oplog_type *type, struct oplog_obj *obj)
 	preempt_disable();
 	cache = clustered_rep(&type->caches);
 	if (cache)
-		empty = !READ_ONCE(cache->slots[oplog_slot(type, obj)]);
+		empty = !oplog_hit_log(type, cache, obj) &&
+			!READ_ONCE(cache->slots[oplog_pick(type, cache, obj)]);
 	preempt_enable();
 	return empty;
 }
@@ -1083,7 +1153,7 @@ int oplog_slow(struct oplog_type *type, struct oplog_obj *obj,
  * appends it to this CPU's log of @obj.
  * The hit path takes only that log's lock, a cache line no other CPU writes
  * until somebody synchronizes @obj (thesis section 5.3).  A miss takes the
- * object lock to attach a log, evicting another object from the slot by
+ * object lock to attach a log, evicting another object from the set by
  * synchronizing it; a full log synchronizes @obj.  When no log can be had
  * (no memory in this context, a busy victim, a full log), @op is executed at
  * once, after every operation logged before it.  With local absorption, a
@@ -1152,8 +1222,8 @@ bool oplog_absorb_hit(struct oplog_type *type, struct oplog_obj *obj,
 	preempt_disable();
 	cache = clustered_rep(&type->caches);
 	if (likely(cache)) {
-		log = READ_ONCE(cache->slots[oplog_slot(type, obj)]);
-		if (log && READ_ONCE(log->obj) == obj) {
+		log = oplog_hit_log(type, cache, obj);
+		if (log) {
 			raw_spin_lock(&log->lock);
 			if (likely(log->obj == obj)) {
 				/* The newest first: an add is mostly cancelled soon. */

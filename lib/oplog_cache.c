@@ -3,7 +3,7 @@
  * OpLog's per-CPU log caches: eviction of a slot's log, the shrinker's
  * clock over the slots, the drain of a type, CPU hotplug, and the
  * clustered object whose per-CPU representatives the caches are (thesis
- * section 7: a direct-mapped table of logs per CPU).  Every path here
+ * section 7: a table of logs per CPU, here two-way set associative).  Every path here
  * takes a victim's object lock with spin_trylock() under its cache lock
  * (lib/oplog.c states the lock order), and those that walk several CPUs
  * hold oplog_types_lock.
@@ -230,8 +230,9 @@ struct oplog_cache *oplog_cache_alloc(struct oplog_type *type,
 	cache = kzalloc_node(sizeof(*cache), gfp, node);
 	if (!cache)
 		return NULL;
-	cache->slots = kvcalloc_node(type->nr_slots, sizeof(*cache->slots),
-				     gfp, node);
+	/* A one-slot cache's second way stays NULL: oplog_hit_log(). */
+	cache->slots = kvcalloc_node(max(type->nr_slots, OPLOG_WAYS),
+				     sizeof(*cache->slots), gfp, node);
 	if (!cache->slots) {
 		kfree(cache);
 		return NULL;

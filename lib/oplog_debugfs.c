@@ -68,7 +68,8 @@ static int oplog_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "vacant_logs %lu\n", oplog_type_nr_vacant(type));
 	seq_printf(m, "log_bytes %u\ncache_bytes %zu\n",
 		   kmem_cache_size(oplog_log_cachep),
-		   sizeof(*cache) + type->nr_slots * sizeof(*cache->slots));
+		   sizeof(*cache) + max(type->nr_slots, OPLOG_WAYS) *
+		   sizeof(*cache->slots));
 	for (s = 0; s < OPLOG_NR_STATS; s++)
 		seq_printf(m, "%s %ld\n", oplog_stat_names[s], sum[s]);
 	return 0;

@@ -3,7 +3,8 @@
  * KUnit tests for OpLog (lib/oplog.c, include/linux/oplog.h): operations
  * queued from several CPUs and by a task that migrates between two queue
  * calls are applied in timestamp order; counter logs sum; local and global
- * absorption; eviction on a slot conflict (also with a busy victim); a
+ * absorption; eviction on a slot conflict (also with a busy victim); two
+ * objects of one set keep their logs, and a third evicts by second chance; a
  * full log synchronizes; a flush detaches every log and leaves it vacant
  * for reuse; a dying CPU's logs are applied; an attach refusal logs
  * nothing; and a concurrent queue + synchronize stress that checks every
@@ -970,20 +971,115 @@ static void oplog_test_flush(struct kunit *test)
 	ot_flush_check(test, &ot_ordered, o);
 }
 
-/* @type's log in @cpu's cache slot for @o: a vacant one has no object. */
+/*
+ * @type's log of @o in @cpu's cache, else a vacant log (no object) in the
+ * set of @o, else NULL.  Read without the cache lock: @cpu is idle in
+ * OpLog (the caller is pinned there, or it queues nothing).
+ */
 static struct oplog_log *ot_slot_log(struct oplog_type *type, unsigned int cpu,
 				     struct ot_obj *o)
 {
 	struct oplog_cache *cache = *per_cpu_ptr(type->caches.slot, cpu);
+	struct oplog_log *log, *vacant = NULL;
+	unsigned int i, set = oplog_set(type, &o->oo);
 
-	return cache ? READ_ONCE(cache->slots[oplog_slot(type, &o->oo)]) : NULL;
+	if (!cache)
+		return NULL;
+	for (i = set; i < set + oplog_ways(type); i++) {
+		log = READ_ONCE(cache->slots[i]);
+		if (log && READ_ONCE(log->obj) == &o->oo)
+			return log;
+		if (log && !READ_ONCE(log->obj) && !vacant)
+			vacant = log;
+	}
+	return vacant;
+}
+
+static long ot_stat(struct oplog_type *type, unsigned int cpu,
+		    enum oplog_stat s)
+{
+	struct oplog_cache *cache = *per_cpu_ptr(type->caches.slot, cpu);
+
+	return cache ? local_read(&cache->stats[s]) : 0;
 }
 
 static long ot_reused(struct oplog_type *type, unsigned int cpu)
 {
-	struct oplog_cache *cache = *per_cpu_ptr(type->caches.slot, cpu);
+	return ot_stat(type, cpu, OPLOG_STAT_REUSED);
+}
 
-	return cache ? local_read(&cache->stats[OPLOG_STAT_REUSED]) : 0;
+/*
+ * Two objects whose pointers hash to one set both keep their logs, in its
+ * two ways, and both hit; a third evicts a log not referenced since the
+ * set's last eviction, else the first way's (second chance).
+ */
+static void oplog_test_assoc(struct kunit *test)
+{
+	/* One more object than twice the sets: some set gets three. */
+	unsigned int n = ot_ordered.nr_slots / OPLOG_WAYS * 2 + 1;
+	struct ot_obj **o = kunit_kcalloc(test, n, sizeof(*o), GFP_KERNEL);
+	struct ot_op *aops = ot_ops_new(test, 3), *bops = ot_ops_new(test, 2);
+	struct ot_op *cops = ot_ops_new(test, 1);
+	unsigned int cpu = cpumask_first(cpu_online_mask), i, j, set;
+	struct ot_obj *a = NULL, *b = NULL, *c = NULL;
+	long evictions, hits;
+
+	KUNIT_ASSERT_NOT_NULL(test, o);
+	for (i = 0; i < n; i++)
+		o[i] = ot_new(test, true);
+	for (i = 0; i < n && !c; i++) {
+		set = oplog_set(&ot_ordered, &o[i]->oo);
+		a = o[i];
+		b = NULL;
+		for (j = i + 1; j < n && !c; j++) {
+			if (oplog_set(&ot_ordered, &o[j]->oo) != set)
+				continue;
+			if (!b)
+				b = o[j];
+			else
+				c = o[j];
+		}
+	}
+	KUNIT_ASSERT_NOT_NULL(test, c);
+
+	oplog_type_drain(&ot_ordered);
+	ot_pin(test, cpu);
+	evictions = ot_stat(&ot_ordered, cpu, OPLOG_STAT_EVICTIONS);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_ordered, &a->oo, &aops[0].op), 0);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_ordered, &b->oo, &bops[0].op), 0);
+	hits = ot_stat(&ot_ordered, cpu, OPLOG_STAT_HITS);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_ordered, &a->oo, &aops[1].op), 0);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_ordered, &b->oo, &bops[1].op), 0);
+	KUNIT_EXPECT_EQ(test, ot_stat(&ot_ordered, cpu, OPLOG_STAT_HITS),
+			hits + 2);
+	KUNIT_EXPECT_EQ(test, ot_stat(&ot_ordered, cpu, OPLOG_STAT_EVICTIONS),
+			evictions);
+	KUNIT_EXPECT_EQ(test, a->nr_exec + b->nr_exec, 0);
+	KUNIT_EXPECT_EQ(test, a->attached + b->attached, 2);
+
+	/* Both referenced: c takes the first way, a's, and a's ops run. */
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_ordered, &c->oo, &cops[0].op), 0);
+	KUNIT_EXPECT_EQ(test, ot_stat(&ot_ordered, cpu, OPLOG_STAT_EVICTIONS),
+			evictions + 1);
+	ot_expect_order(test, a, aops, 2);
+	KUNIT_EXPECT_EQ(test, a->attached, 0);
+	KUNIT_EXPECT_EQ(test, b->attached, 1);
+
+	/* b was not referenced since: a comes back in its place, not c's. */
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_ordered, &a->oo, &aops[2].op), 0);
+	ot_expect_order(test, b, bops, 2);
+	KUNIT_EXPECT_EQ(test, b->attached, 0);
+	KUNIT_EXPECT_EQ(test, c->nr_exec, 0);
+	KUNIT_EXPECT_EQ(test, c->attached, 1);
+	KUNIT_EXPECT_EQ(test, a->attached, 1);
+	ot_unpin();
+
+	ot_flush_check(test, &ot_ordered, a);
+	ot_flush_check(test, &ot_ordered, b);
+	ot_flush_check(test, &ot_ordered, c);
+	ot_expect_order(test, a, aops, 3);
+	ot_expect_order(test, c, cops, 1);
+	oplog_type_drain(&ot_ordered);
 }
 
 /*
@@ -1606,6 +1702,7 @@ static struct kunit_case oplog_test_cases[] = {
 	KUNIT_CASE(oplog_test_max_pending),
 	KUNIT_CASE(oplog_test_flush),
 	KUNIT_CASE(oplog_test_vacant),
+	KUNIT_CASE(oplog_test_assoc),
 	KUNIT_CASE(oplog_test_hotplug),
 	KUNIT_CASE(oplog_test_refuse),
 	KUNIT_CASE(oplog_test_unstamped),

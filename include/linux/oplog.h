@@ -21,8 +21,8 @@
  *
  * Logs live in per-type log caches (thesis section 7): one clustered object
  * (<linux/clustered.h>) per type whose per-CPU representative is a
- * direct-mapped table of slots, each holding at most one log.  A slot
- * conflict evicts the victim, applying what this CPU logged for it (a
+ * two-way set-associative table of slots, each holding at most one log.  A
+ * miss on a full set evicts a victim, applying what this CPU logged for it (a
  * counter folds this CPU's delta alone; an ordered log is merged with the
  * victim's other logs); a full log synchronizes; retired logs are freed
  * through QDo (<linux/qdo.h>) once the only CPU that can still reach them
@@ -163,7 +163,8 @@ struct oplog_type_ops {
  * @name: name in debugfs (oplog/<name>/)
  * @kind: the log kind
  * @ops: the callbacks
- * @nr_slots: log-cache slots per CPU, a power of two (0: 4096)
+ * @nr_slots: log-cache slots per CPU, a power of two (0: 4096), in sets of
+ *	%OPLOG_WAYS
  * @max_len: operations per log before it synchronizes (0: 128); ignored
  *	by %OPLOG_COUNTER.  Registration lowers it to @max_pending divided by
  *	the number of possible CPUs (at least 1)
@@ -209,7 +210,7 @@ enum oplog_stat {
 	OPLOG_STAT_QUEUED,		/* operations accepted (shown: + hits) */
 	OPLOG_STAT_HITS,		/* ... through the lockless hit path */
 	OPLOG_STAT_MISSES,		/* slow path: no log of the object */
-	OPLOG_STAT_EVICTIONS,		/* slot conflicts that evicted a victim */
+	OPLOG_STAT_EVICTIONS,		/* misses that evicted a victim */
 	OPLOG_STAT_EVICT_BUSY,		/* ... whose victim was locked */
 	OPLOG_STAT_FULL,		/* full logs */
 	OPLOG_STAT_DIRECT,		/* operations applied without a log */
@@ -287,19 +288,59 @@ struct oplog_cache {
 #define OPLOG_DELTA_DEAD	(LONG_MIN / 2)
 #define OPLOG_DELTA_LIVE_MIN	(LONG_MIN / 4)
 
-/* The slot of @obj in a log cache of @type. */
-static __always_inline unsigned int oplog_slot(const struct oplog_type *type,
-					       const struct oplog_obj *obj)
+/*
+ * A log cache is two-way set associative: @obj's log sits in either slot of
+ * its set, two adjacent slots in one cache line, so that two objects in
+ * use whose pointers hash alike do not evict each other on every
+ * operation.  A one-slot cache has one way.
+ */
+#define OPLOG_WAYS	2U
+
+static __always_inline unsigned int oplog_ways(const struct oplog_type *type)
+{
+	return type->slot_bits ? OPLOG_WAYS : 1;
+}
+
+/* The first slot of @obj's set in a log cache of @type. */
+static __always_inline unsigned int oplog_set(const struct oplog_type *type,
+					      const struct oplog_obj *obj)
 {
 	/* hash_ptr(p, 0) would shift a u64 by 64. */
-	return type->slot_bits ? hash_ptr((void *)obj, type->slot_bits) : 0;
+	if (!type->slot_bits)
+		return 0;
+	return hash_ptr((void *)obj, type->slot_bits) & ~(OPLOG_WAYS - 1);
+}
+
+/*
+ * This CPU's log of @obj in @cache, found without a lock, or NULL: the log
+ * tagged @obj in either way of its set.  A hint, with preemption disabled:
+ * the tag is written under the log lock, so the caller checks it again
+ * there (an ordered log) or through the dead mark (a counter's delta).
+ * A one-slot cache has a second slot that stays NULL, so that no branch
+ * here asks how many ways there are.
+ */
+static __always_inline struct oplog_log *
+oplog_hit_log(const struct oplog_type *type, struct oplog_cache *cache,
+	      const struct oplog_obj *obj)
+{
+	struct oplog_log **set = &cache->slots[oplog_set(type, obj)];
+	struct oplog_log *log;
+
+	log = READ_ONCE(set[0]);
+	if (likely(log) && likely(READ_ONCE(log->obj) == obj))
+		return log;
+	log = READ_ONCE(set[1]);
+	if (log && READ_ONCE(log->obj) == obj)
+		return log;
+	return NULL;
 }
 
 /*
  * The counter's hit path, without the context check of oplog_add_hit().
- * One per-CPU load finds this CPU's log cache, a hash and two loads its
- * log of @obj and the log's tag, and one atomic add on a line that no
- * other CPU touches until it synchronizes @obj adds @delta; no lock.
+ * One per-CPU load finds this CPU's log cache, a hash and two loads (four
+ * in the set's second way) its log of @obj and the log's tag, and one
+ * atomic add on a line that no other CPU touches until it synchronizes
+ * @obj adds @delta; no lock.
  *
  * A collector on another CPU (a synchronize, the shrinker) takes a log's
  * delta with one atomic exchange under the log lock, and one that detaches
@@ -313,7 +354,8 @@ static __always_inline unsigned int oplog_slot(const struct oplog_type *type,
  * being disabled, and the latter clears the dead mark),
  * and a detached log is freed only after this CPU's next quiescent state
  * (oplog_retire()).  The referenced flag is a hint for the shrinker's
- * clock; a racing clear only makes the log look idle once.
+ * clock and a full set's choice of victim; a racing clear only makes the
+ * log look idle once.
  */
 static __always_inline bool __oplog_add_hit(struct oplog_type *type,
 					    struct oplog_obj *obj, long delta)
@@ -325,9 +367,9 @@ static __always_inline bool __oplog_add_hit(struct oplog_type *type,
 	preempt_disable();
 	cache = this_cpu_read(*type->caches.slot);
 	if (likely(cache)) {
-		log = READ_ONCE(cache->slots[oplog_slot(type, obj)]);
+		log = oplog_hit_log(type, cache, obj);
 		/* Pairs with the exchange in oplog_take(). */
-		if (likely(log) && READ_ONCE(log->obj) == obj &&
+		if (likely(log) &&
 		    likely(atomic_long_fetch_add(delta, &log->delta) >=
 			   OPLOG_DELTA_LIVE_MIN)) {
 			if (!READ_ONCE(log->referenced))
