@@ -20,8 +20,8 @@
  * vacant, and the owner's next miss on that set takes it, so that a reader
  * that flushes often (a truncate of a file that every CPU's forks map)
  * costs no log allocation and no QDo callback per CPU.  A miss on a full
- * set evicts a log not referenced since the set's last eviction (second
- * chance), else the first way's.
+ * set evicts a log not referenced since the set's last eviction or the
+ * shrinker's last pass (second chance), else the first way's.
  *
  * Locks, outermost first:
  *   object lock (->obj_lock)         - held to attach or detach a log of the

@@ -16,6 +16,7 @@
  * Multiprocessor Operating System Kernels", MIT PhD thesis, 2014, ch. 5-7.
  */
 #include <kunit/test.h>
+#include <linux/bitops.h>
 #include <linux/completion.h>
 #include <linux/cpu.h>
 #include <linux/cpuhplock.h>
@@ -1009,38 +1010,51 @@ static long ot_reused(struct oplog_type *type, unsigned int cpu)
 }
 
 /*
- * Two objects whose pointers hash to one set both keep their logs, in its
- * two ways, and both hit; a third evicts a log not referenced since the
- * set's last eviction, else the first way's (second chance).
+ * Fill @out with @k of @n new objects whose pointers hash to one set of
+ * @type's caches; @n is chosen so that some set must get @k of them.
  */
-static void oplog_test_assoc(struct kunit *test)
+static void ot_same_set(struct kunit *test, struct oplog_type *type,
+			unsigned int n, unsigned int k, struct ot_obj **out)
 {
-	/* One more object than twice the sets: some set gets three. */
-	unsigned int n = ot_ordered.nr_slots / OPLOG_WAYS * 2 + 1;
 	struct ot_obj **o = kunit_kcalloc(test, n, sizeof(*o), GFP_KERNEL);
-	struct ot_op *aops = ot_ops_new(test, 3), *bops = ot_ops_new(test, 2);
-	struct ot_op *cops = ot_ops_new(test, 1);
-	unsigned int cpu = cpumask_first(cpu_online_mask), i, j, set;
-	struct ot_obj *a = NULL, *b = NULL, *c = NULL;
-	long evictions, hits;
+	unsigned int i, j, got;
 
 	KUNIT_ASSERT_NOT_NULL(test, o);
 	for (i = 0; i < n; i++)
 		o[i] = ot_new(test, true);
-	for (i = 0; i < n && !c; i++) {
-		set = oplog_set(&ot_ordered, &o[i]->oo);
-		a = o[i];
-		b = NULL;
-		for (j = i + 1; j < n && !c; j++) {
-			if (oplog_set(&ot_ordered, &o[j]->oo) != set)
-				continue;
-			if (!b)
-				b = o[j];
-			else
-				c = o[j];
-		}
+	for (i = 0; i < n; i++) {
+		for (got = 0, j = i; j < n && got < k; j++)
+			if (oplog_set(type, &o[j]->oo) ==
+			    oplog_set(type, &o[i]->oo))
+				out[got++] = o[j];
+		if (got == k)
+			return;
 	}
-	KUNIT_ASSERT_NOT_NULL(test, c);
+	KUNIT_FAIL(test, "no %u objects in one set", k);
+}
+
+/*
+ * Two objects whose pointers hash to one set both keep their logs, in its
+ * two ways, and both hit.  A third evicts the first way's log when both
+ * were referenced (not the older one), and a log not referenced since the
+ * set's last eviction when there is one (not the first way's): second
+ * chance.  The shrinker also clears referenced flags; it does not run
+ * during boot-time KUnit.
+ */
+static void oplog_test_assoc(struct kunit *test)
+{
+	struct ot_op *aops = ot_ops_new(test, 3), *bops = ot_ops_new(test, 3);
+	struct ot_op *cops = ot_ops_new(test, 2);
+	unsigned int cpu = cpumask_first(cpu_online_mask);
+	struct ot_obj *abc[3], *a, *b, *c;
+	long evictions, hits;
+
+	/* One more object than twice the sets: some set gets three. */
+	ot_same_set(test, &ot_ordered, ot_ordered.nr_slots / OPLOG_WAYS * 2 + 1,
+		    3, abc);
+	a = abc[0];
+	b = abc[1];
+	c = abc[2];
 
 	oplog_type_drain(&ot_ordered);
 	ot_pin(test, cpu);
@@ -1065,21 +1079,75 @@ static void oplog_test_assoc(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, a->attached, 0);
 	KUNIT_EXPECT_EQ(test, b->attached, 1);
 
-	/* b was not referenced since: a comes back in its place, not c's. */
+	/* b, the older log, is referenced again: a takes c's way. */
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_ordered, &b->oo, &bops[2].op), 0);
 	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_ordered, &a->oo, &aops[2].op), 0);
-	ot_expect_order(test, b, bops, 2);
+	ot_expect_order(test, c, cops, 1);
+	KUNIT_EXPECT_EQ(test, c->attached, 0);
+	KUNIT_EXPECT_EQ(test, b->nr_exec, 0);
+	KUNIT_EXPECT_EQ(test, b->attached, 1);
+
+	/* b was not referenced since: c comes back in its way, not a's. */
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_ordered, &c->oo, &cops[1].op), 0);
+	ot_expect_order(test, b, bops, 3);
 	KUNIT_EXPECT_EQ(test, b->attached, 0);
-	KUNIT_EXPECT_EQ(test, c->nr_exec, 0);
-	KUNIT_EXPECT_EQ(test, c->attached, 1);
+	KUNIT_EXPECT_EQ(test, a->nr_exec, 2);
 	KUNIT_EXPECT_EQ(test, a->attached, 1);
+	KUNIT_EXPECT_EQ(test, c->attached, 1);
+	KUNIT_EXPECT_EQ(test, ot_stat(&ot_ordered, cpu, OPLOG_STAT_EVICTIONS),
+			evictions + 3);
 	ot_unpin();
 
 	ot_flush_check(test, &ot_ordered, a);
 	ot_flush_check(test, &ot_ordered, b);
 	ot_flush_check(test, &ot_ordered, c);
 	ot_expect_order(test, a, aops, 3);
-	ot_expect_order(test, c, cops, 1);
+	ot_expect_order(test, c, cops, 2);
 	oplog_type_drain(&ot_ordered);
+}
+
+/*
+ * A miss by an object whose log sits in its set's second way finds that
+ * log before it looks for a vacant one: a cache never holds two logs of
+ * one object.  b's grant runs out (ot_reserve() grants two at a time), so
+ * its third operation misses while a's flushed log lies vacant in the
+ * first way.
+ */
+static void oplog_test_assoc_find(struct kunit *test)
+{
+	struct ot_op *aops = ot_ops_new(test, 1), *bops = ot_ops_new(test, 3);
+	unsigned int cpu = cpumask_first(cpu_online_mask), i;
+	struct ot_obj *ab[2], *a, *b;
+	long reused;
+
+	ot_same_set(test, &ot_reserving,
+		    ot_reserving.nr_slots / OPLOG_WAYS + 1, 2, ab);
+	a = ab[0];
+	b = ab[1];
+	a->budget = 1;
+	b->budget = 3;
+
+	oplog_type_drain(&ot_reserving);
+	ot_pin(test, cpu);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_reserving, &a->oo, &aops[0].op), 0);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_reserving, &b->oo, &bops[0].op), 0);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_reserving, &b->oo, &bops[1].op), 0);
+	oplog_flush(&ot_reserving, &a->oo);
+	ot_expect_order(test, a, aops, 1);
+	reused = ot_reused(&ot_reserving, cpu);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_reserving, &b->oo, &bops[2].op), 0);
+	KUNIT_EXPECT_EQ(test, ot_reused(&ot_reserving, cpu), reused);
+	KUNIT_EXPECT_EQ(test, b->attached, 1);
+	KUNIT_EXPECT_EQ(test, hweight_long(b->oo.cpus), 1);
+	KUNIT_EXPECT_EQ(test, b->nr_exec, 0);
+	ot_unpin();
+
+	ot_flush_check(test, &ot_reserving, a);
+	ot_flush_check(test, &ot_reserving, b);
+	ot_expect_order(test, b, bops, 3);
+	for (i = 0; i < 2; i++)
+		KUNIT_EXPECT_EQ(test, ab[i]->reserved, 0U);
+	oplog_type_drain(&ot_reserving);
 }
 
 /*
@@ -1703,6 +1771,7 @@ static struct kunit_case oplog_test_cases[] = {
 	KUNIT_CASE(oplog_test_flush),
 	KUNIT_CASE(oplog_test_vacant),
 	KUNIT_CASE(oplog_test_assoc),
+	KUNIT_CASE(oplog_test_assoc_find),
 	KUNIT_CASE(oplog_test_hotplug),
 	KUNIT_CASE(oplog_test_refuse),
 	KUNIT_CASE(oplog_test_unstamped),

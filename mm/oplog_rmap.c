@@ -245,43 +245,6 @@ static void rmap_oplog_removed(struct vm_area_struct *vma)
 		vm_area_free(vma);
 }
 
-/**
- * rmap_oplog_mapping_release() - detach every log of a dying address space
- * @mapping: the address space of an inode being destroyed
- *
- * No VMA maps @mapping any more, so no insert is logged for it; but removes
- * of its last VMAs may be, and a CPU may still hold a log of it, which
- * would point to freed memory.  Flushes them (oplog_flush_locked()) and
- * completes the removes, freeing the VMAs their owners handed off: nobody
- * else can reach the tree now, so i_mmap_rwsem is not needed.  Takes the
- * object lock even when no log is seen, so that an eviction of one, which
- * holds that lock, is over.
- * Context: task context, from __destroy_inode(); does not sleep.
- */
-void rmap_oplog_mapping_release(struct address_space *mapping)
-{
-	struct vm_area_struct *vma, *next;
-	unsigned long removes = 0;
-
-	if (!static_branch_unlikely(&rmap_oplog_logged_key))
-		return;
-	spin_lock(&mapping->i_mmap_oplog_lock);
-	if (mapping->i_mmap_oplog.cpus)
-		oplog_flush_locked(&rmap_oplog_type, &mapping->i_mmap_oplog);
-	list_for_each_entry_safe(vma, next, &mapping->i_mmap_spill,
-				 i_mmap_op.node) {
-		list_del(&vma->i_mmap_op.node);
-		/* An insert of a VMA that no longer exists: a lost unlink. */
-		if (WARN_ON_ONCE(READ_ONCE(vma->i_mmap_op.code) == OPLOG_ADD))
-			continue;
-		vma_interval_tree_remove(vma, &mapping->i_mmap);
-		rmap_oplog_removed(vma);
-		removes++;
-	}
-	spin_unlock(&mapping->i_mmap_oplog_lock);
-	rmap_oplog_count(RMAP_OPLOG_APPLIED_REMOVE, removes);
-}
-
 /*
  * Take every logged operation of @mapping: flush every CPU's log to the
  * spill list and move that to @batch.  Object lock held.
@@ -293,6 +256,46 @@ static void rmap_oplog_take(struct address_space *mapping,
 	if (mapping->i_mmap_oplog.cpus)
 		oplog_flush_locked(&rmap_oplog_type, &mapping->i_mmap_oplog);
 	list_splice_tail_init(&mapping->i_mmap_spill, batch);
+}
+
+/**
+ * rmap_oplog_mapping_release() - detach every log of a dying address space
+ * @mapping: the address space of an inode being destroyed
+ *
+ * No VMA maps @mapping any more, so no insert is logged for it; but removes
+ * of its last VMAs may be, and a CPU may still hold a log of it, which
+ * would point to freed memory.  Flushes them (oplog_flush_locked(), at
+ * most the type's max_pending operations under the object lock) and
+ * completes the removes, freeing the VMAs their owners handed off, after
+ * dropping that lock: the spill list may hold a remove for every VMA
+ * unmapped since the last holder of i_mmap_rwsem, and once taken off it
+ * nobody else can reach them, nor the tree, so neither the object lock nor
+ * i_mmap_rwsem is needed.
+ * Takes the object lock even when no log is seen, so that an eviction of
+ * one, which holds that lock, is over.
+ * Context: task context, from __destroy_inode(); does not sleep.
+ */
+void rmap_oplog_mapping_release(struct address_space *mapping)
+{
+	struct vm_area_struct *vma, *next;
+	unsigned long removes = 0;
+	LIST_HEAD(batch);
+
+	if (!static_branch_unlikely(&rmap_oplog_logged_key))
+		return;
+	spin_lock(&mapping->i_mmap_oplog_lock);
+	rmap_oplog_take(mapping, &batch);
+	spin_unlock(&mapping->i_mmap_oplog_lock);
+	list_for_each_entry_safe(vma, next, &batch, i_mmap_op.node) {
+		list_del(&vma->i_mmap_op.node);
+		/* An insert of a VMA that no longer exists: a lost unlink. */
+		if (WARN_ON_ONCE(READ_ONCE(vma->i_mmap_op.code) == OPLOG_ADD))
+			continue;
+		vma_interval_tree_remove(vma, &mapping->i_mmap);
+		rmap_oplog_removed(vma);
+		removes++;
+	}
+	rmap_oplog_count(RMAP_OPLOG_APPLIED_REMOVE, removes);
 }
 
 /*

@@ -48,6 +48,7 @@
 #include <linux/preempt.h>
 #include <linux/sched.h>
 #include <linux/srcu.h>
+#include <linux/stddef.h>
 #include <linux/string.h>
 #include <linux/wait.h>
 
@@ -71,6 +72,10 @@ static spinlock_t *inotify_oplog_lock(struct oplog_obj *obj)
 {
 	return &inotify_oplog_group(obj)->notification_lock;
 }
+
+/* A logged event's op shares the queued event's list head (inotify.h). */
+static_assert(offsetof(struct inotify_event_info, op.node) ==
+	      offsetof(struct inotify_event_info, fse.list));
 
 /*
  * Apply one logged event, notification_lock held: what

@@ -258,8 +258,9 @@ struct oplog_log {
 
 /*
  * A CPU's log cache: the per-CPU representative of &oplog_type.caches.  The
- * slot array (8 bytes per slot) is a separate allocation of exactly
- * nr_slots pointers (32 KiB, an order-3 page, for 4096 slots).
+ * slot array (8 bytes per slot) is a separate allocation of nr_slots
+ * pointers, at least %OPLOG_WAYS (32 KiB, an order-3 page, for 4096
+ * slots).
  */
 struct oplog_cache {
 	/* Read by the owner's hit path; written by the owner only. */

@@ -779,7 +779,12 @@ def stat_gate_problems(results, cpus):
 #   stock               the same workload with the OpLog off, same boot
 #   floor               the same workload on private objects (share-nothing
 #                       floor), stock, same boot; None where the benchmark
-#                       has no private shape
+#                       has no private shape; a tuple of such modes (stock
+#                       and OpLog on private objects): the one with the
+#                       most transfers per op is the floor, since a boot's
+#                       background (the scheduler's balancing, timekeeping)
+#                       shows in each of them alike and can exceed the
+#                       slack where the floor is a tenth of a transfer
 #   vs_floor            mode <= floor * vs_floor + GATE_SLACK, or None
 #   vs_stock            mode <= stock * vs_stock, or None
 #   control             (metric, factor): the negative control, stock's
@@ -808,13 +813,14 @@ GATES = [dict(zip(GATE_FIELDS, g)) for g in (
 	# open+close: two dentry references, each taken and dropped: 4 hits
 	# of the dentry type; the open counts (i_readcount for O_RDONLY,
 	# i_writecount for O_RDWR) are per CPU as well (fs/inode_oplog.c), so
-	# both are held to their floor
+	# both are held to their floor, whose background noise is read from
+	# both private modes
 	('open+close of one file, O_RDONLY', 'open_bench', 'same-rdonly-oplog',
-	 'same-rdonly-stock', 'private-rdonly-stock', 1.1, 0.1, ('total', 10),
-	 {'dcache': 0.05, 'oplog': 0.05}, None, 3.6),
+	 'same-rdonly-stock', ('private-rdonly-stock', 'private-rdonly-oplog'), 1.1, 0.1,
+	 ('total', 10), {'dcache': 0.05, 'oplog': 0.05}, None, 3.6),
 	('open+close of one file, O_RDWR', 'open_bench', 'same-rdwr-oplog', 'same-rdwr-stock',
-	 'private-rdwr-stock', 1.1, 0.1, ('total', 10), {'dcache': 0.05, 'oplog': 0.05}, None,
-	 3.6),
+	 ('private-rdwr-stock', 'private-rdwr-oplog'), 1.1, 0.1, ('total', 10),
+	 {'dcache': 0.05, 'oplog': 0.05}, None, 3.6),
 	# a fork logs one insert per file mapping it copies: 16 shared files
 	# (and the test binary's own file VMAs), and its child's exit cancels
 	# them; its floor moves with the pacing too, hence the room
@@ -845,26 +851,34 @@ def _metric(row, metric):
 	return row['mechanism_transfers_per_op'].get(metric) or 0
 
 
+def floor_modes(g):
+	"""The gate's share-nothing modes: () where it has none."""
+	f = g['floor']
+	return () if f is None else f if isinstance(f, tuple) else (f,)
+
+
 def gate_rows(results, cpus=GATE_CPUS):
 	"""[(gate, verdict, measured)]: each gate's checks at @cpus, for README."""
 	out = []
 	for g in GATES:
 		a = _row(results, g['bench'], g['mode'], cpus)
 		st = _row(results, g['bench'], g['stock'], cpus)
-		fl = _row(results, g['bench'], g['floor'], cpus) if g['floor'] else None
-		missing = [m for m, r in ((g['mode'], a), (g['stock'], st), (g['floor'], fl))
+		fls = [(m, _row(results, g['bench'], m, cpus)) for m in floor_modes(g)]
+		missing = [m for m, r in [(g['mode'], a), (g['stock'], st)] + fls
 			   if m and not (r and r['ok'] and r['ops'])]
 		if missing:
 			out.append((g['name'], 'fail', '%s did not run at %d vCPUs' %
 				    (', '.join(missing), cpus)))
 			continue
 		x, y = a['transfers_per_op'], st['transfers_per_op']
+		fl = max((r for m, r in fls), key=lambda r: r['transfers_per_op'], default=None)
 		checks = []
 		if g['vs_floor'] is not None:
 			z = fl['transfers_per_op']
 			checks.append((x <= z * g['vs_floor'] + GATE_SLACK,
-				       'whole op %.3f transfers/op, floor %.3f (%.2fx; at most %gx + %g)' %
-				       (x, z, x / z if z else 0, g['vs_floor'], GATE_SLACK)))
+				       'whole op %.3f transfers/op, floor %.3f (%s%.2fx; at most %gx + %g)' %
+				       (x, z, '%s, ' % fl['mode'] if len(fls) > 1 else '',
+					x / z if z else 0, g['vs_floor'], GATE_SLACK)))
 		if g['vs_stock'] is not None:
 			checks.append((x <= y * g['vs_stock'],
 				       'whole op %.3f transfers/op, stock %.3f (%.2fx; at most %gx)' %
@@ -923,7 +937,8 @@ def gate_table():
 	for g in GATES:
 		out.append('| %s | `%s %s` | %s | %s | stock %s >= %g%s | %s | %s |' % (
 			g['name'], g['bench'], g['mode'],
-			'<= %gx `%s` + %g' % (g['vs_floor'], g['floor'], GATE_SLACK)
+			'<= %gx %s + %g' % (g['vs_floor'], ' or '.join('`%s`' % m for m in floor_modes(g)),
+					     GATE_SLACK)
 			if g['vs_floor'] is not None else '-',
 			'<= %gx `%s`' % (g['vs_stock'], g['stock']) if g['vs_stock'] is not None else '-',
 			g['control'][0], g['control'][1], 'x floor' if g['floor'] else '',
@@ -979,15 +994,17 @@ def targets(results):
 				    'met' if own is not None and own <= 0.05 else 'missed',
 				    '%s dcache/lockref transfers/op (stock %s)' % (fmt(own, 4), fmt(stock, 3))))
 	# Issue 34: with both open counts per CPU, open()+close() of one file
-	# from every CPU costs at most 1.1x its floor, or the floor + 0.05
-	# where that is larger, at 8 and 16 vCPUs.
+	# from every CPU costs at most 1.1x its floor (the more of the two
+	# private modes, as in the gate), or the floor + 0.05 where that is
+	# larger, at 8 and 16 vCPUs.
 	for n in (8, 16):
 		for mode in ('rdonly', 'rdwr'):
 			a = _row(results, 'open_bench', 'same-%s-oplog' % mode, n)
-			f = _row(results, 'open_bench', 'private-%s-stock' % mode, n)
-			if not (a and a['ops'] and f and f['ops']):
+			fs = [_row(results, 'open_bench', 'private-%s-%s' % (mode, k), n)
+			      for k in ('stock', 'oplog')]
+			if not (a and a['ops'] and all(f and f['ops'] for f in fs)):
 				continue
-			x, y = a['transfers_per_op'], f['transfers_per_op']
+			x, y = a['transfers_per_op'], max(f['transfers_per_op'] for f in fs)
 			out.append(('open+close same-%s-oplog: whole op at most 1.1x its floor '
 				    '(or + 0.05) at %d vCPUs' % (mode, n),
 				    'met' if x <= max(1.1 * y, y + 0.05) else 'missed',
