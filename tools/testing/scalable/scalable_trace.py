@@ -808,8 +808,9 @@ GATE_FIELDS = ('name', 'bench', 'mode', 'stock', 'floor', 'vs_floor', 'vs_stock'
 	       'mech', 'hot', 'hits')
 GATES = [dict(zip(GATE_FIELDS, g)) for g in (
 	# a stat() takes and drops one dentry reference: 2 hits
-	('stat of one name', 'stat_bench', 'same-oplog', 'same-stock', 'private-stock',
-	 3.0, 0.1, ('total', 10), {'dcache': 0.05, 'oplog': 0.05}, None, 1.8),
+	('stat of one name', 'stat_bench', 'same-oplog', 'same-stock',
+	 ('private-stock', 'private-oplog'), 3.0, 0.1, ('total', 10),
+	 {'dcache': 0.05, 'oplog': 0.05}, None, 1.8),
 	# open+close: two dentry references, each taken and dropped: 4 hits
 	# of the dentry type; the open counts (i_readcount for O_RDONLY,
 	# i_writecount for O_RDWR) are per CPU as well (fs/inode_oplog.c), so

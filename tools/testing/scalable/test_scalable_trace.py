@@ -483,6 +483,7 @@ GATE_FIXTURE = {
 	('stat_bench', 'same-stock'): (3.8, {'dcache': 3.7}, 3.7, None),
 	('stat_bench', 'same-oplog'): (0.05, {}, 0, 2.03),
 	('stat_bench', 'private-stock'): (0.056, {}, 0, None),
+	('stat_bench', 'private-oplog'): (0.05, {}, 0, 2.0),
 	('open_bench', 'same-rdonly-stock'): (10.5, {'dcache': 7.1}, 10.5, None),
 	('open_bench', 'same-rdonly-oplog'): (0.08, {}, 0.01, 4.3),
 	('open_bench', 'private-rdonly-stock'): (0.053, {}, 0, None),
