@@ -995,17 +995,16 @@ def targets(results):
 				    'met' if own is not None and own <= 0.05 else 'missed',
 				    '%s dcache/lockref transfers/op (stock %s)' % (fmt(own, 4), fmt(stock, 3))))
 	# Issue 34: with both open counts per CPU, open()+close() of one file
-	# from every CPU costs at most 1.1x its floor (the more of the two
-	# private modes, as in the gate), or the floor + 0.05 where that is
-	# larger, at 8 and 16 vCPUs.
+	# from every CPU costs at most 1.1x its floor, or the floor + 0.05
+	# where that is larger, at 8 and 16 vCPUs.  The floor is the issue's,
+	# private-*-stock; the gate reads the noisier private mode instead.
 	for n in (8, 16):
 		for mode in ('rdonly', 'rdwr'):
 			a = _row(results, 'open_bench', 'same-%s-oplog' % mode, n)
-			fs = [_row(results, 'open_bench', 'private-%s-%s' % (mode, k), n)
-			      for k in ('stock', 'oplog')]
-			if not (a and a['ops'] and all(f and f['ops'] for f in fs)):
+			f = _row(results, 'open_bench', 'private-%s-stock' % mode, n)
+			if not (a and a['ops'] and f and f['ops']):
 				continue
-			x, y = a['transfers_per_op'], max(f['transfers_per_op'] for f in fs)
+			x, y = a['transfers_per_op'], f['transfers_per_op']
 			out.append(('open+close same-%s-oplog: whole op at most 1.1x its floor '
 				    '(or + 0.05) at %d vCPUs' % (mode, n),
 				    'met' if x <= max(1.1 * y, y + 0.05) else 'missed',
