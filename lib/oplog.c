@@ -1062,8 +1062,8 @@ direct:
  * it and its set has an empty slot and no vacant log (oplog_pick()): a
  * vacant log is reused, another object's taken over.  A hint, read without
  * the cache lock, with the object lock held (so on this CPU until
- * oplog_install()): should a slot empty meanwhile (the shrinker, a
- * remote flush), oplog_install() finds no memory and the operation is
+ * oplog_install()): should a slot empty meanwhile (the shrinker),
+ * oplog_install() finds no memory and the operation is
  * applied at once, as when an allocation fails.
  */
 static bool oplog_needs_log(struct oplog_type *type, struct oplog_obj *obj)
