@@ -15,7 +15,8 @@
  *    i_mmap_lock_*() helpers of <linux/fs.h>, which apply every logged
  *    operation first, or those of <linux/rmap_oplog.h>, which apply what
  *    the holder's own VMAs need; mm_take_all_locks() calls
- *    rmap_oplog_sync(), and rmap_oplog_mapping_release() needs no lock;
+ *    rmap_oplog_sync(), and rmap_oplog_mapping_release() needs no lock
+ *    (and may sleep);
  *  - a holder that reads the tree sees nothing logged while it holds the
  *    rwsem: ->attach refuses while the rwsem is held (rmap_oplog_attach());
  *  - ->exec may run without the rwsem (an eviction, a full log, the
@@ -59,6 +60,7 @@
 #include <linux/rcupdate.h>
 #include <linux/rmap_oplog.h>
 #include <linux/rwsem.h>
+#include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
@@ -272,8 +274,11 @@ static void rmap_oplog_take(struct address_space *mapping,
  * nobody else can reach them, nor the tree, so neither the object lock nor
  * i_mmap_rwsem is needed.
  * Takes the object lock even when no log is seen, so that an eviction of
- * one, which holds that lock, is over.
- * Context: task context, from __destroy_inode(); does not sleep.
+ * one, which holds that lock, is over.  The walk of the taken list may
+ * reschedule after each VMA, so that its length, which no constant
+ * bounds, is never spent with preemption off.
+ * Context: task context, from __destroy_inode(), whose callers (evict(),
+ * and the inode allocators' error paths) may sleep; may sleep.
  */
 void rmap_oplog_mapping_release(struct address_space *mapping)
 {
@@ -281,6 +286,7 @@ void rmap_oplog_mapping_release(struct address_space *mapping)
 	unsigned long removes = 0;
 	LIST_HEAD(batch);
 
+	might_sleep();
 	if (!static_branch_unlikely(&rmap_oplog_logged_key))
 		return;
 	spin_lock(&mapping->i_mmap_oplog_lock);
@@ -294,6 +300,7 @@ void rmap_oplog_mapping_release(struct address_space *mapping)
 		vma_interval_tree_remove(vma, &mapping->i_mmap);
 		rmap_oplog_removed(vma);
 		removes++;
+		cond_resched();
 	}
 	rmap_oplog_count(RMAP_OPLOG_APPLIED_REMOVE, removes);
 }
