@@ -276,15 +276,23 @@ static int oplog_cmp_ts(void *priv, const struct list_head *a,
 	return x->ts > y->ts;
 }
 
+/* An %OPLOG_ABSORBING type's operation, with its key and code. */
+static inline struct oplog_keyed_op *oplog_keyed(struct oplog_op *op)
+{
+	return container_of(op, struct oplog_keyed_op, op);
+}
+
 static int oplog_cmp_key_ts(void *priv, const struct list_head *a,
 			    const struct list_head *b)
 {
-	const struct oplog_op *x = list_entry(a, struct oplog_op, node);
-	const struct oplog_op *y = list_entry(b, struct oplog_op, node);
+	const struct oplog_keyed_op *x =
+		list_entry(a, struct oplog_keyed_op, op.node);
+	const struct oplog_keyed_op *y =
+		list_entry(b, struct oplog_keyed_op, op.node);
 
 	if (x->key != y->key)
 		return x->key > y->key;
-	return x->ts > y->ts;
+	return x->op.ts > y->op.ts;
 }
 
 /*
@@ -321,10 +329,11 @@ static void oplog_apply(struct oplog_type *type, struct oplog_obj *obj,
 	while (!list_empty(batch)) {
 		op = list_first_entry(batch, struct oplog_op, node);
 		list_del(&op->node);
-		if ((type->flags & OPLOG_GLOBAL_ABSORB) && op->code == OPLOG_ADD &&
-		    !list_empty(batch)) {
+		if ((type->flags & OPLOG_GLOBAL_ABSORB) &&
+		    oplog_keyed(op)->code == OPLOG_ADD && !list_empty(batch)) {
 			next = list_first_entry(batch, struct oplog_op, node);
-			if (next->key == op->key && next->code == OPLOG_REMOVE) {
+			if (oplog_keyed(next)->key == oplog_keyed(op)->key &&
+			    oplog_keyed(next)->code == OPLOG_REMOVE) {
 				list_del(&next->node);
 				if (ops->absorb)
 					ops->absorb(obj, op, next);
@@ -713,11 +722,12 @@ static __always_inline bool oplog_append(struct oplog_type *type,
 		oplog_counter_append(log, delta);
 		goto done;
 	}
-	if ((type->flags & OPLOG_LOCAL_ABSORB) && op->code == OPLOG_REMOVE) {
+	if ((type->flags & OPLOG_LOCAL_ABSORB) &&
+	    oplog_keyed(op)->code == OPLOG_REMOVE) {
 		list_for_each_entry_reverse(prev, &log->ops, node) {
-			if (prev->key != op->key)
+			if (oplog_keyed(prev)->key != oplog_keyed(op)->key)
 				continue;
-			if (prev->code == OPLOG_ADD) {
+			if (oplog_keyed(prev)->code == OPLOG_ADD) {
 				list_del(&prev->node);
 				log->len--;
 				*absorbed = prev;
@@ -1148,7 +1158,7 @@ int oplog_slow(struct oplog_type *type, struct oplog_obj *obj,
  * @type: the object's type, %OPLOG_ORDERED or %OPLOG_ABSORBING
  * @obj: the object
  * @op: the operation, embedded in the caller's memory; for an absorbing
- *	type, @op->key and @op->code must be set
+ *	type, the @op of a &struct oplog_keyed_op whose key and code are set
  *
  * Stamps @op with oplog_clock() (unless the type is %OPLOG_UNSTAMPED) and
  * appends it to this CPU's log of @obj.

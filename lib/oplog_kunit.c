@@ -64,7 +64,11 @@ struct ot_obj {
 };
 
 struct ot_op {
-	struct oplog_op		op;
+	/* Ordered types queue @op, absorbing ones @kop.op: the same memory. */
+	union {
+		struct oplog_op		op;
+		struct oplog_keyed_op	kop;
+	};
 	int			id;
 	int			nr_exec;
 	int			nr_absorbed;
@@ -72,6 +76,8 @@ struct ot_op {
 	unsigned int		thread;
 	unsigned int		seq;
 };
+
+static_assert(offsetof(struct oplog_keyed_op, op) == 0);
 
 static struct ot_obj *ot_of(struct oplog_obj *oo)
 {
@@ -395,8 +401,8 @@ static void ot_unpin(void)
 
 static void ot_set_op(struct ot_op *op, unsigned int code, unsigned long key)
 {
-	op->op.code = code;
-	op->op.key = key;
+	op->kop.code = code;
+	op->kop.key = key;
 }
 
 /*

@@ -78,8 +78,8 @@ static const char * const lb_names[LB_MODES] = {
 
 struct lb_item {
 	struct list_head	node;
-	struct oplog_op		add;
-	struct oplog_op		remove;
+	struct oplog_keyed_op	add;
+	struct oplog_keyed_op	remove;
 };
 
 /* Per-CPU tallies: shared counters would bounce and skew the numbers. */
@@ -127,15 +127,16 @@ static spinlock_t *lb_lock(struct oplog_obj *oo)
 
 static void lb_exec(struct oplog_obj *oo, struct oplog_op *op)
 {
+	struct oplog_keyed_op *kop = container_of(op, struct oplog_keyed_op, op);
 	struct lb_item *item;
 
-	if (op->code == OPLOG_ADD) {
-		item = container_of(op, struct lb_item, add);
+	if (kop->code == OPLOG_ADD) {
+		item = container_of(kop, struct lb_item, add);
 		list_add(&item->node, &lb_list.items);
 		lb_list.nr_items++;
 		lb_list.adds++;
-	} else if (op->code == OPLOG_REMOVE) {
-		item = container_of(op, struct lb_item, remove);
+	} else if (kop->code == OPLOG_REMOVE) {
+		item = container_of(kop, struct lb_item, remove);
 		list_del(&item->node);
 		lb_list.nr_items--;
 		lb_list.removes++;
@@ -149,9 +150,9 @@ static void lb_exec(struct oplog_obj *oo, struct oplog_op *op)
 static void lb_absorb(struct oplog_obj *oo, struct oplog_op *add,
 		      struct oplog_op *remove)
 {
-	struct lb_item *item = container_of(add, struct lb_item, add);
+	struct lb_item *item = container_of(add, struct lb_item, add.op);
 
-	if (remove != &item->remove)
+	if (remove != &item->remove.op)
 		WRITE_ONCE(lb_list.bad, 1);
 	kfree(item);
 	this_cpu_inc(lb_tally.frees);
@@ -285,14 +286,14 @@ static bool lb_iteration(enum lb_mode mode)
 	item->add.key = (unsigned long)item;
 	item->remove.code = OPLOG_REMOVE;
 	item->remove.key = (unsigned long)item;
-	if (oplog_queue(type, &lb_list.oo, &item->add)) {
+	if (oplog_queue(type, &lb_list.oo, &item->add.op)) {
 		kfree(item);
 		this_cpu_inc(lb_tally.frees);
 		return false;
 	}
 	lb_spin();
 	/* The add is queued: the remove cannot be refused (no miss). */
-	if (oplog_queue(type, &lb_list.oo, &item->remove))
+	if (oplog_queue(type, &lb_list.oo, &item->remove.op))
 		WRITE_ONCE(lb_list.bad, 1);
 	lb_spin();
 	return true;

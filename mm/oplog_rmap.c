@@ -292,8 +292,8 @@ void rmap_oplog_mapping_release(struct address_space *mapping)
 	spin_lock(&mapping->i_mmap_oplog_lock);
 	rmap_oplog_take(mapping, &batch);
 	spin_unlock(&mapping->i_mmap_oplog_lock);
-	list_for_each_entry_safe(vma, next, &batch, i_mmap_op.node) {
-		list_del(&vma->i_mmap_op.node);
+	list_for_each_entry_safe(vma, next, &batch, i_mmap_op.op.node) {
+		list_del(&vma->i_mmap_op.op.node);
 		/* An insert of a VMA that no longer exists: a lost unlink. */
 		if (WARN_ON_ONCE(READ_ONCE(vma->i_mmap_op.code) == OPLOG_ADD))
 			continue;
@@ -321,10 +321,10 @@ static void rmap_oplog_apply(struct address_space *mapping,
 	struct vm_area_struct *vma, *next;
 
 	i_mmap_assert_write_locked(mapping);
-	list_for_each_entry_safe(vma, next, batch, i_mmap_op.node) {
+	list_for_each_entry_safe(vma, next, batch, i_mmap_op.op.node) {
 		unsigned int code = READ_ONCE(vma->i_mmap_op.code);
 
-		list_del(&vma->i_mmap_op.node);
+		list_del(&vma->i_mmap_op.op.node);
 		if (code == OPLOG_ADD) {
 			/*
 			 * Pairs with __rmap_oplog_log_removes(): its unlink may
@@ -518,7 +518,7 @@ VISIBLE_IF_KUNIT bool rmap_oplog_queue_insert(struct address_space *mapping,
 	vma->i_mmap_op.key = (unsigned long)vma;
 	WRITE_ONCE(vma->i_mmap_op.code, OPLOG_ADD);
 	if (oplog_queue(&rmap_oplog_type, &mapping->i_mmap_oplog,
-			&vma->i_mmap_op)) {
+			&vma->i_mmap_op.op)) {
 		WRITE_ONCE(vma->i_mmap_op.code, 0);
 		rmap_oplog_count(RMAP_OPLOG_REFUSED, 1);
 		return false;
@@ -585,7 +585,7 @@ int __rmap_oplog_absorb_local(struct address_space *mapping,
 		/* Racy: a reader may be putting it into the tree meanwhile. */
 		if (rmap_oplog_logged(vmas[i]) &&
 		    oplog_absorb_hit(&rmap_oplog_type, &mapping->i_mmap_oplog,
-				     &vmas[i]->i_mmap_op)) {
+				     &vmas[i]->i_mmap_op.op)) {
 			WRITE_ONCE(vmas[i]->i_mmap_op.code, 0);
 			rmap_oplog_count(RMAP_OPLOG_ABSORBED_LOCAL, 1);
 			continue;
@@ -641,7 +641,7 @@ int __rmap_oplog_log_removes(struct address_space *mapping,
 		vma->i_mmap_op.key = (unsigned long)vma;
 		WRITE_ONCE(vma->i_mmap_op.code, OPLOG_REMOVE);
 		if (!oplog_queue(&rmap_oplog_type, &mapping->i_mmap_oplog,
-				 &vma->i_mmap_op)) {
+				 &vma->i_mmap_op.op)) {
 			logged++;
 			continue;
 		}
@@ -724,7 +724,7 @@ int __rmap_oplog_lock_unlink(struct address_space *mapping,
 		if (!rmap_oplog_logged(vmas[i]))
 			continue;
 		/* Global absorption: a logged insert meets its VMA's removal. */
-		list_del(&vmas[i]->i_mmap_op.node);
+		list_del(&vmas[i]->i_mmap_op.op.node);
 		WRITE_ONCE(vmas[i]->i_mmap_op.code, 0);
 		vmas[i--] = vmas[--count];
 		absorbed++;
@@ -769,12 +769,12 @@ static void rmap_oplog_apply_own(struct address_space *mapping,
 		 * code stays OPLOG_ADD for rmap_oplog_apply()), or to keep out.
 		 */
 		if (oplog_absorb_hit(&rmap_oplog_type, &mapping->i_mmap_oplog,
-				     &vma->i_mmap_op)) {
+				     &vma->i_mmap_op.op)) {
 			if (keep && i < 32) {
 				WRITE_ONCE(vma->i_mmap_op.code, 0);
 				*keep |= BIT(i);
 			} else {
-				list_add_tail(&vma->i_mmap_op.node, &batch);
+				list_add_tail(&vma->i_mmap_op.op.node, &batch);
 			}
 			(*local)++;
 		} else {

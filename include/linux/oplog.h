@@ -70,8 +70,9 @@ struct shrinker;
  *	synchronize hands the sum to ->fold (the thesis's CounterQueue,
  *	section 6.2).  Updates must commute.
  * @OPLOG_ABSORBING: a log of %OPLOG_ADD / %OPLOG_REMOVE operations on the
- *	items of a set, identified by &oplog_op.key.  Operations on different
- *	items must commute; those on one item run in timestamp order.  An add
+ *	items of a set, each a &struct oplog_keyed_op identified by its key.
+ *	Operations on different items must commute; those on one item run in
+ *	timestamp order.  An add
  *	followed by a remove of the same item cancel (absorption, section
  *	5.2.2) when the type asks for it with %OPLOG_LOCAL_ABSORB and
  *	%OPLOG_GLOBAL_ABSORB.  Global absorption is always safe.  Local
@@ -92,7 +93,7 @@ enum oplog_kind {
 	OPLOG_ABSORBING,
 };
 
-/* &oplog_op.code values understood by %OPLOG_ABSORBING types. */
+/* &oplog_keyed_op.code values understood by %OPLOG_ABSORBING types. */
 #define OPLOG_ADD		1
 #define OPLOG_REMOVE		2
 

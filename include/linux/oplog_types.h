@@ -2,7 +2,7 @@
 /*
  * OpLog: the types embedded in shared objects, without <linux/oplog.h>.
  *
- * Structures that embed &struct oplog_obj or &struct oplog_op (struct
+ * Structures that embed &struct oplog_obj or an OpLog operation (struct
  * dentry, struct address_space, struct vm_area_struct) include this header
  * only, so that their headers do not pull in the OpLog interface
  * and its dependencies (<linux/clustered.h>, <linux/qdo.h>, workqueues).
@@ -29,20 +29,33 @@ struct oplog_obj {
  * struct oplog_op - one logged update (the thesis's Op)
  * @node: link in a per-CPU log, then in the batch being applied
  * @ts: timestamp from oplog_clock(), set by oplog_queue()
- * @key: the item, for %OPLOG_ABSORBING types; free for others
- * @code: %OPLOG_ADD or %OPLOG_REMOVE for %OPLOG_ABSORBING types; free for
- *	others (e.g. the type's own opcode)
  *
- * Embedded in the caller's structure, so that queueing never allocates.
- * The op belongs to OpLog from oplog_queue() until ->exec or ->absorb is
- * called on it; those callbacks hand it back (they may free it).  OpLog
- * reads @code only for a type with absorption flags; a type without them
- * may change it atomically meanwhile (the file reverse map's hand-off of
- * a removed VMA's free).
+ * Embedded in the caller's structure, so that queueing never allocates;
+ * an %OPLOG_ABSORBING type's operations are &struct oplog_keyed_op.  The
+ * op belongs to OpLog from oplog_queue() until ->exec or ->absorb is
+ * called on it; those callbacks hand it back (they may free it).
  */
 struct oplog_op {
 	struct list_head	node;
 	u64			ts;
+};
+
+/**
+ * struct oplog_keyed_op - an update of one item of a set
+ * @op: what OpLog links and stamps: an %OPLOG_ABSORBING type passes its
+ *	address to oplog_queue() and gets it back in ->exec and ->absorb
+ * @key: the item (thesis section 5.2.2: operations on one item absorb)
+ * @code: %OPLOG_ADD or %OPLOG_REMOVE
+ *
+ * Only absorbing types carry @key and @code, so that an ordered type's
+ * operation (an inotify event) pays for the link and the stamp alone.
+ * OpLog reads @key and @code only for a type that absorbs or is stamped;
+ * an %OPLOG_UNSTAMPED type without absorption flags may use @code as it
+ * likes and change it atomically meanwhile (the file reverse map's
+ * hand-off of a removed VMA's free).
+ */
+struct oplog_keyed_op {
+	struct oplog_op		op;
 	unsigned long		key;
 	unsigned int		code;
 };
