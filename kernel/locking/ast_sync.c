@@ -48,10 +48,12 @@
  * and instead of sleeping it polls the owner while the owner runs on a CPU
  * (at most one poller per word, need_resched()-aware), so the hand-off
  * that ends its starvation can go to a running task.  Only the heir is
- * handed the lock while it sleeps: handing it to every starved waiter
- * would hand it mostly to sleeping tasks, and the lock would sit with a
- * task that is not running (a convoy).  AST_MUTEX_HANDOFF and
- * AST_MUTEX_WAKE_ONLY select the two pure policies.
+ * handed the lock while it sleeps, and only once it has held the claim
+ * for longer than AST_HANDOFF_TIMEOUT (ast_heir_due()): handing it to
+ * every starved waiter, or to each new heir at once, would hand it mostly
+ * to sleeping tasks, and the lock would sit with a task that is not
+ * running (a convoy).  AST_MUTEX_HANDOFF and AST_MUTEX_WAKE_ONLY select
+ * the two pure policies.
  */
 #include <linux/debugfs.h>
 #include <linux/hrtimer.h>
@@ -312,16 +314,44 @@ bool ast_waiter_starved(const struct ast_waiter *w, unsigned long now)
 }
 
 /**
+ * ast_heir_due() - may a sleeping heir be handed the lock?
+ * @w: the chosen AST waiter
+ * @now: the current jiffies
+ *
+ * A sleeping waiter handed the lock must be scheduled before the lock
+ * moves on; when threads outnumber CPUs that takes a scheduling latency,
+ * with the lock held by a task that is not running, and every waiter woken
+ * meanwhile loses and comes closer to starving: handing the lock to each
+ * new heir at once feeds a convoy.  So an heir is handed the lock while it
+ * sleeps only once it has held the claim for longer than
+ * AST_HANDOFF_TIMEOUT; until then it is woken first to compete, and an heir
+ * that polls a running owner is on a CPU and handed the lock anyway.  At
+ * most one heir per word, so at most one sleeping hand-off per word every
+ * AST_HANDOFF_TIMEOUT; and a starved waiter gets the lock at the latest at
+ * the first unlock into a state of its set after that.
+ *
+ * Context: any; the caller holds the bucket lock, under which the waiter
+ * wrote @w->heir and @w->heir_at.
+ * Return: true if @w holds the claim and claimed it more than
+ * AST_HANDOFF_TIMEOUT jiffies before @now.
+ */
+bool ast_heir_due(const struct ast_waiter *w, unsigned long now)
+{
+	return w->heir && time_after(now, w->heir_at + AST_HANDOFF_TIMEOUT);
+}
+
+/**
  * ast_handoff_policy() - hand the lock over, or wake the waiter to compete?
  * @flags: the unlock flags (AST_MUTEX_HANDOFF, AST_MUTEX_WAKE_ONLY)
- * @heir: the chosen waiter holds the word's hand-off claim (it starved)
+ * @heir: the chosen waiter is the word's heir and its claim is due
+ *	(ast_heir_due())
  * @on_cpu: the chosen waiter is still running on a CPU
  *
  * The paper hands the lock over on every exit (Ohki & Kuno, section 3.2);
  * that is AST_MUTEX_HANDOFF.  The adaptive default hands over only when
  * it cannot convoy (@on_cpu: the waiter runs at once, which includes an
  * heir polling the owner) or to end starvation (@heir, at most one waiter
- * of the word).
+ * of the word, at most once per AST_HANDOFF_TIMEOUT).
  *
  * Context: any.
  * Return: true to hand the lock directly to the waiter, false to free the
@@ -585,6 +615,7 @@ static int ast_lock(u32 __user *uaddr, u64 mask, unsigned int flags,
 	w.handoff = AST_NO_HANDOFF;
 	w.lost = 0;
 	w.lost_at = 0;
+	w.heir_at = 0;
 	w.policy = 0;
 	w.heir = false;
 	*policy = 0;
@@ -674,6 +705,7 @@ retry:
 		if (!w.heir && ast_waiter_starved(&w, jiffies) &&
 		    !ast_word_has_heir(hb, &w.key)) {
 			w.heir = true;
+			w.heir_at = jiffies;
 			ast_stat_add(AST_STAT_HEIR, 1);
 		}
 	}
@@ -767,7 +799,7 @@ retry:
 	}
 
 	w = ast_select_waiter(hb, key, state, &others);
-	handoff = w && ast_handoff_policy(flags, w->heir,
+	handoff = w && ast_handoff_policy(flags, ast_heir_due(w, jiffies),
 					  task_curr(w->q.task));
 	if (handoff)
 		newval = ast_word_owned(ast_task_tid(w->q.task), others);
@@ -1025,9 +1057,10 @@ SYSCALL_DEFINE6(ast_mutex_lock, u32 __user *, uaddr, u32, mask_lo,
  * - AST_MUTEX_WAKE_ONLY: the word is freed in @new_state and the waiter
  *   woken to compete for it like any other locker.
  * - neither (adaptive): as AST_MUTEX_HANDOFF if the waiter is still on a
- *   CPU or is the word's heir, else as AST_MUTEX_WAKE_ONLY.  The heir is
- *   the one waiter that claimed the hand-off after it was woken to compete
- *   and lost 8 times, the first time at least 4 ms ago
+ *   CPU, or is the word's heir and claimed that more than 4 ms ago
+ *   (ast_heir_due()), else as AST_MUTEX_WAKE_ONLY.  The heir is the one
+ *   waiter that claimed the hand-off after it was woken to compete and
+ *   lost 8 times, the first time at least 4 ms ago
  *   (ast_waiter_starved()); it polls the owner while the owner runs, so
  *   that it is usually on a CPU when it is handed the lock.  Handing the
  *   lock to a sleeping thread convoys when threads outnumber CPUs;

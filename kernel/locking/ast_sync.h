@@ -30,16 +30,18 @@
  *	the mutex taken or in a state outside @mask
  * @lost_at: jiffies when it lost the first time
  * @heir: the waiter is starved (ast_waiter_starved()) and holds the
- *	word's hand-off claim: the adaptive unlock hands the lock to it even
- *	while it sleeps, and it polls the owner instead of sleeping while
- *	the owner runs; at most one waiter per word holds the claim
+ *	word's hand-off claim: it polls the owner instead of sleeping while
+ *	the owner runs, and once the claim is due (ast_heir_due()) the
+ *	adaptive unlock hands the lock to it even while it sleeps; at most
+ *	one waiter per word holds the claim
+ * @heir_at: jiffies when it claimed the hand-off
  * @policy: the unlock policy (AST_MUTEX_HANDOFF, AST_MUTEX_WAKE_ONLY or
  *	0) of the unlock that handed the lock over or woke the waiter;
  *	written with @handoff.  A waiter that is dying passes the lock on
  *	with it.
  *
- * @lost, @lost_at and @heir are written by the waiter before it queues
- * again and read by the unlocker, both under the bucket lock.
+ * @lost, @lost_at, @heir and @heir_at are written by the waiter before it
+ * queues again and read by the unlocker, both under the bucket lock.
  */
 struct ast_waiter {
 	struct futex_q q;
@@ -48,14 +50,17 @@ struct ast_waiter {
 	int handoff;
 	unsigned int lost;
 	unsigned long lost_at;
+	unsigned long heir_at;
 	unsigned int policy;
 	bool heir;
 };
 
 /*
- * The adaptive unlock hands the lock to a waiter that has lost the
- * competition for it AST_HANDOFF_LOSSES times, the first time at least
- * AST_HANDOFF_TIMEOUT ago (4 ms, at least one tick).
+ * A waiter that has lost the competition for the lock AST_HANDOFF_LOSSES
+ * times, the first time at least AST_HANDOFF_TIMEOUT ago (4 ms, at least
+ * one tick), claims the hand-off; the adaptive unlock hands the lock to
+ * it while it sleeps once it has held the claim for longer than
+ * AST_HANDOFF_TIMEOUT.
  */
 #define AST_HANDOFF_LOSSES	8
 #define AST_HANDOFF_TIMEOUT	(msecs_to_jiffies(4) ?: 1)
@@ -124,6 +129,7 @@ struct ast_waiter *ast_select_waiter(struct futex_hash_bucket *hb,
 bool ast_word_has_heir(struct futex_hash_bucket *hb, union futex_key *key);
 bool ast_owner_gone(struct mm_struct *mm, u32 uval);
 bool ast_waiter_starved(const struct ast_waiter *w, unsigned long now);
+bool ast_heir_due(const struct ast_waiter *w, unsigned long now);
 bool ast_handoff_policy(unsigned int flags, bool heir, bool on_cpu);
 u64 ast_spin_budget_ns(unsigned int cpus);
 int ast_queue_prio(int normal_prio, unsigned int lost, bool heir);

@@ -142,6 +142,40 @@ static void ast_test_policy(struct kunit *test)
 }
 
 /*
+ * A sleeping heir is handed the lock only after it has held the claim for
+ * longer than the timeout: a whole AST_HANDOFF_TIMEOUT, whenever in a
+ * tick it claimed, so at most one such hand-off per word per timeout.
+ */
+static void ast_test_heir_due(struct kunit *test)
+{
+	struct ast_waiter w = { .lost = AST_HANDOFF_LOSSES };
+	unsigned long now = jiffies;
+
+	/* Starved long ago, but no claim: never due. */
+	w.lost_at = now - 100 * HZ;
+	w.heir_at = now - 100 * HZ;
+	KUNIT_EXPECT_FALSE(test, ast_heir_due(&w, now));
+	/* Claimed just now, or one timeout ago to the tick: not yet. */
+	w.heir = true;
+	w.heir_at = now;
+	KUNIT_EXPECT_FALSE(test, ast_heir_due(&w, now));
+	KUNIT_EXPECT_FALSE(test,
+			   ast_heir_due(&w, now + AST_HANDOFF_TIMEOUT));
+	/* A tick more: due, and across a wrap of jiffies too. */
+	KUNIT_EXPECT_TRUE(test,
+			  ast_heir_due(&w, now + AST_HANDOFF_TIMEOUT + 1));
+	w.heir_at = ULONG_MAX - 1;
+	KUNIT_EXPECT_FALSE(test, ast_heir_due(&w, AST_HANDOFF_TIMEOUT - 2));
+	KUNIT_EXPECT_TRUE(test, ast_heir_due(&w, AST_HANDOFF_TIMEOUT - 1));
+	/* What the unlock does with it: a sleeping heir waits its turn. */
+	w.heir_at = now;
+	KUNIT_EXPECT_FALSE(test, ast_handoff_policy(0, ast_heir_due(&w, now),
+						    false));
+	KUNIT_EXPECT_TRUE(test, ast_handoff_policy(0, ast_heir_due(&w, now),
+						   true));
+}
+
+/*
  * After RT: the heir, then the waiters that lost, then the ones never
  * woken.
  */
@@ -516,6 +550,7 @@ static struct kunit_case ast_sync_test_cases[] = {
 	KUNIT_CASE(ast_test_select_requeued),
 	KUNIT_CASE(ast_test_owner_gone),
 	KUNIT_CASE(ast_test_policy),
+	KUNIT_CASE(ast_test_heir_due),
 	KUNIT_CASE(ast_test_queue_prio),
 	KUNIT_CASE(ast_test_spin_budget),
 	{}

@@ -557,8 +557,9 @@ TEST(wake_only_unlock)
 /*
  * The adaptive (default) unlock wakes a sleeping matching waiter to
  * compete and frees the word; a thread that takes the word first wins.
- * Once the waiter has lost 8 times, the first time at least 4 ms ago,
- * the next unlock into a state of its set hands the lock to it directly.  The
+ * Once the waiter has lost 8 times, the first time at least 4 ms ago, it
+ * claims the hand-off, and the first unlock into a state of its set more
+ * than 4 ms later hands the lock to it directly, asleep or not.  The
  * unlocker runs SCHED_FIFO on the waiter's CPU, so the waiter cannot run
  * between the unlock and the barging trylock; without SCHED_FIFO only
  * the bound is checked.  Unlocks are 50 ms apart, far beyond the bound.
