@@ -921,6 +921,37 @@ static void oplog_clear_referenced(struct oplog_type *type,
 			WRITE_ONCE(cache->slots[i]->referenced, false);
 }
 
+/*
+ * Trylock the object lock of a victim in @obj's full set: the one in slot
+ * *@i (oplog_pick()'s choice) first, then the other ways' in order, since
+ * a victim's lock holder may be waiting for our cache lock.  Returns the
+ * lock taken, with *@i set to the victim's slot, or NULL if every victim
+ * is busy; the caller unlocks it (for sparse, the caller's __acquire()
+ * takes it over).  @cache->lock held: the set's slots cannot change.
+ */
+static spinlock_t *oplog_trylock_victim(struct oplog_type *type,
+					struct oplog_cache *cache,
+					struct oplog_obj *obj, unsigned int *i)
+{
+	unsigned int set = oplog_set(type, obj), ways = oplog_ways(type);
+	unsigned int k, j;
+	spinlock_t *vlock;	/* a victim's object lock */
+
+	lockdep_assert_held(&cache->lock);
+	for (k = 0; k < ways; k++) {
+		j = set + (*i - set + k) % ways;
+		if (!cache->slots[j] || !cache->slots[j]->obj)
+			continue;
+		vlock = oplog_lock_of(type, cache->slots[j]->obj);
+		if (spin_trylock(vlock)) {
+			__release(vlock);
+			*i = j;
+			return vlock;
+		}
+	}
+	return NULL;
+}
+
 /* Initialise @log, this CPU's new log of @obj, and publish it in slot @i. */
 static void oplog_install_new(struct oplog_type *type, struct oplog_cache *cache,
 			      struct oplog_log *log, struct oplog_obj *obj,
@@ -976,7 +1007,8 @@ static void oplog_append_first(struct oplog_type *type,
  * it.  *@new is a preallocated log, consumed if installed.  In a full set,
  * another object's log (the victim's, oplog_pick()) is taken over if the
  * victim's lock can be had (its holder may be waiting for our cache
- * lock); the victim's operations are applied under that lock once ours is
+ * lock), else the other way's if its lock can (oplog_trylock_victim());
+ * the victim's operations are applied under that lock once ours is
  * logged, by oplog_apply_evicted().
  */
 static enum oplog_miss oplog_install(struct oplog_type *type,
@@ -1034,13 +1066,15 @@ static enum oplog_miss oplog_install(struct oplog_type *type,
 		return OPLOG_MISS_LOGGED;
 	}
 	if (log) {
-		victim = log->obj;
-		vlock = oplog_lock_of(type, victim);
-		if (!spin_trylock(vlock)) {
+		vlock = oplog_trylock_victim(type, cache, obj, &i);
+		if (!vlock) {
 			raw_spin_unlock(&cache->lock);
 			local_inc(&cache->stats[OPLOG_STAT_EVICT_BUSY]);
 			goto direct;
 		}
+		__acquire(vlock);
+		log = cache->slots[i];
+		victim = log->obj;
 		oplog_clear_referenced(type, cache, oplog_set(type, obj));
 		oplog_take_over(type, cache, log, obj, &evicted, &vdelta);
 		oplog_append_first(type, cache, log, obj, cpu, op, delta,

@@ -298,8 +298,9 @@ static struct oplog_type *ot_types[] = {
 	&ot_unstamped, &ot_reserving, &ot_pending,
 };
 
-/* A second lock class, for an object whose lock the test holds itself. */
+/* Other lock classes, for objects whose locks the test holds itself. */
 static struct lock_class_key ot_held_key;
+static struct lock_class_key ot_held2_key;
 
 static struct ot_obj *ot_new(struct kunit *test, bool check_ts)
 {
@@ -1113,6 +1114,72 @@ static void oplog_test_assoc(struct kunit *test)
 }
 
 /*
+ * A busy victim does not send a miss to the locked path while the set's
+ * other way holds a victim whose lock can be had: with a's lock held
+ * elsewhere, c evicts b, the other way's, and is logged; only with both
+ * victims busy is c's operation applied at once.
+ */
+static void oplog_test_assoc_busy(struct kunit *test)
+{
+	struct ot_op *aops = ot_ops_new(test, 2), *bops = ot_ops_new(test, 2);
+	struct ot_op *cops = ot_ops_new(test, 2);
+	unsigned int cpu = cpumask_first(cpu_online_mask);
+	struct ot_obj *abc[3], *a, *b, *c;
+	long evictions, busy;
+
+	ot_same_set(test, &ot_ordered, ot_ordered.nr_slots / OPLOG_WAYS * 2 + 1,
+		    3, abc);
+	a = abc[0];
+	b = abc[1];
+	c = abc[2];
+	/* Held here while oplog_queue() takes another object's lock. */
+	lockdep_set_class(&a->lock, &ot_held_key);
+	lockdep_set_class(&c->lock, &ot_held2_key);
+
+	oplog_type_drain(&ot_ordered);
+	ot_pin(test, cpu);
+	evictions = ot_stat(&ot_ordered, cpu, OPLOG_STAT_EVICTIONS);
+	busy = ot_stat(&ot_ordered, cpu, OPLOG_STAT_EVICT_BUSY);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_ordered, &a->oo, &aops[0].op), 0);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_ordered, &b->oo, &bops[0].op), 0);
+	KUNIT_EXPECT_EQ(test, a->attached + b->attached, 2);
+
+	/* Both referenced: a's way is the victim, but a is busy: b goes. */
+	spin_lock(&a->lock);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_ordered, &c->oo, &cops[0].op), 0);
+	spin_unlock(&a->lock);
+	KUNIT_EXPECT_EQ(test, ot_stat(&ot_ordered, cpu, OPLOG_STAT_EVICTIONS),
+			evictions + 1);
+	KUNIT_EXPECT_EQ(test, ot_stat(&ot_ordered, cpu, OPLOG_STAT_EVICT_BUSY),
+			busy);
+	ot_expect_order(test, b, bops, 1);
+	KUNIT_EXPECT_EQ(test, b->attached, 0);
+	KUNIT_EXPECT_EQ(test, a->nr_exec, 0);
+	KUNIT_EXPECT_EQ(test, a->attached, 1);
+	KUNIT_EXPECT_EQ(test, c->nr_exec, 0);
+	KUNIT_EXPECT_EQ(test, c->attached, 1);
+
+	/* Both victims busy: b's operation is applied at once. */
+	spin_lock(&a->lock);
+	spin_lock(&c->lock);
+	KUNIT_EXPECT_EQ(test, oplog_queue(&ot_ordered, &b->oo, &bops[1].op), 0);
+	spin_unlock(&c->lock);
+	spin_unlock(&a->lock);
+	KUNIT_EXPECT_EQ(test, ot_stat(&ot_ordered, cpu, OPLOG_STAT_EVICT_BUSY),
+			busy + 1);
+	ot_expect_order(test, b, bops, 2);
+	KUNIT_EXPECT_EQ(test, b->attached, 0);
+	KUNIT_EXPECT_EQ(test, a->nr_exec + c->nr_exec, 0);
+	ot_unpin();
+
+	ot_flush_check(test, &ot_ordered, a);
+	ot_flush_check(test, &ot_ordered, c);
+	ot_expect_order(test, a, aops, 1);
+	ot_expect_order(test, c, cops, 1);
+	oplog_type_drain(&ot_ordered);
+}
+
+/*
  * A miss by an object whose log sits in its set's second way finds that
  * log before it looks for a vacant one: a cache never holds two logs of
  * one object.  b's grant runs out (ot_reserve() grants two at a time), so
@@ -1778,6 +1845,7 @@ static struct kunit_case oplog_test_cases[] = {
 	KUNIT_CASE(oplog_test_vacant),
 	KUNIT_CASE(oplog_test_assoc),
 	KUNIT_CASE(oplog_test_assoc_find),
+	KUNIT_CASE(oplog_test_assoc_busy),
 	KUNIT_CASE(oplog_test_hotplug),
 	KUNIT_CASE(oplog_test_refuse),
 	KUNIT_CASE(oplog_test_unstamped),
