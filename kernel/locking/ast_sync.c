@@ -217,17 +217,20 @@ struct ast_waiter *ast_select_waiter(struct futex_hash_bucket *hb,
 }
 
 /**
- * ast_word_has_heir() - does a waiter hold the hand-off claim of a word?
+ * ast_word_heir() - the queued waiter that holds the hand-off claim of a word
  * @hb: the hash bucket of @key
  * @key: the futex key of the AST word
  *
  * The heir queues at AST_HEIR_PRIO, behind the real-time waiters only, so
- * the walk stops at the first entry queued after it.
+ * the walk stops at the first entry queued after it.  An heir that was
+ * woken to compete is not queued until it looks at the word again, and is
+ * not found.
  *
  * Context: @hb->lock held.  Does not sleep.
- * Return: true if an AST waiter on @key is the heir (struct ast_waiter).
+ * Return: the queued AST waiter on @key that is the heir, or NULL.
  */
-bool ast_word_has_heir(struct futex_hash_bucket *hb, union futex_key *key)
+struct ast_waiter *ast_word_heir(struct futex_hash_bucket *hb,
+				 union futex_key *key)
 {
 	struct ast_waiter *w;
 	struct futex_q *q;
@@ -239,7 +242,53 @@ bool ast_word_has_heir(struct futex_hash_bucket *hb, union futex_key *key)
 			break;
 		w = ast_waiter_on(q, key);
 		if (w && w->heir)
-			return true;
+			return w;
+	}
+	return NULL;
+}
+
+/**
+ * ast_claim_heir() - settle the hand-off claim as a waiter queues after a loss
+ * @hb: the hash bucket of @w's word
+ * @w: the waiter, woken to compete and lost, not queued
+ * @now: the current jiffies
+ *
+ * A starved waiter (ast_waiter_starved()) claims the word's hand-off if no
+ * queued waiter of the word holds it.  An heir woken to compete (its claim
+ * was not due, ast_heir_due()) is off the queue until it runs, so another
+ * waiter may have claimed meanwhile; as it queues again the older claim
+ * stays and the younger one is dropped, a queued heir's by requeueing it
+ * among the waiters that lost, so that a word keeps one heir.
+ *
+ * Context: @hb->lock held.  Does not sleep.
+ * Return: true if @w claimed the hand-off now.
+ */
+bool ast_claim_heir(struct futex_hash_bucket *hb, struct ast_waiter *w,
+		    unsigned long now)
+{
+	struct ast_waiter *other = ast_word_heir(hb, &w->key);
+
+	lockdep_assert_held(&hb->lock);
+
+	if (!w->heir) {
+		if (other || !ast_waiter_starved(w, now))
+			return false;
+		WRITE_ONCE(w->heir, true);
+		w->heir_at = now;
+		return true;
+	}
+	if (!other)
+		return false;
+	if (time_before(other->heir_at, w->heir_at)) {
+		WRITE_ONCE(w->heir, false);
+		return false;
+	}
+	/* Pairs with READ_ONCE() in its ast_wait_queue() and polling. */
+	WRITE_ONCE(other->heir, false);
+	if (other->q.list.prio == AST_HEIR_PRIO) {
+		plist_del(&other->q.list, &hb->chain);
+		plist_node_init(&other->q.list, AST_RETRY_PRIO);
+		plist_add(&other->q.list, &hb->chain);
 	}
 	return false;
 }
@@ -399,7 +448,8 @@ u64 ast_spin_budget_ns(unsigned int cpus)
  * then the waiters that were woken and lost (AST_RETRY_PRIO), then the
  * ones never woken (AST_WAIT_PRIO), FIFO within each, so that a waiter
  * that lost is chosen again soon and the heir's starvation ends at the
- * next unlock into a state of its set.
+ * first unlock into a state of its set once its claim is due
+ * (ast_heir_due()), or when it wins the word.
  *
  * Context: any.
  * Return: the plist priority.
@@ -520,7 +570,8 @@ static void ast_drop_waiters_bit(u32 __user *uaddr, union futex_key *key)
  * The heir polls the owner instead of sleeping while the owner runs, so
  * that the unlock that hands it the lock finds it on a CPU (as the first
  * waiter of a struct mutex spins with MUTEX_FLAG_HANDOFF set).  It stops
- * when it is dequeued (handed the lock, or woken), when the owner is not
+ * when it is dequeued (handed the lock, or woken) or loses the claim to an
+ * older heir (ast_claim_heir()), when the owner is not
  * running or the word is free, when it should give up the CPU, on a
  * signal or timeout, or when its budget (ast_spin_budget_ns()) is spent;
  * the caller then sleeps if it is still queued.  Called in
@@ -537,7 +588,7 @@ static void ast_spin_on_owner(u32 __user *uaddr, struct ast_waiter *w,
 
 	end = start + ast_spin_budget_ns(num_online_cpus());
 	rcu_read_lock();
-	while (READ_ONCE(w->q.lock_ptr)) {
+	while (READ_ONCE(w->q.lock_ptr) && READ_ONCE(w->heir)) {
 		if (need_resched() || signal_pending(current) ||
 		    (to && !READ_ONCE(to->task)) || local_clock() > end)
 			break;
@@ -582,7 +633,7 @@ static void ast_wait_queue(struct futex_hash_bucket *hb, struct ast_waiter *w,
 
 	if (to)
 		hrtimer_sleeper_start_expires(to, HRTIMER_MODE_ABS);
-	if (w->heir)
+	if (READ_ONCE(w->heir))
 		ast_spin_on_owner(uaddr, w, to);
 	/* Dequeued already (handed the lock, or woken): do not sleep. */
 	if (likely(!plist_node_empty(&q->list)) && (!to || to->task))
@@ -702,12 +753,8 @@ retry:
 			w.lost_at = jiffies;
 		ast_stat_add(AST_STAT_LOST, 1);
 		/* Starved: claim the hand-off, unless another waiter has. */
-		if (!w.heir && ast_waiter_starved(&w, jiffies) &&
-		    !ast_word_has_heir(hb, &w.key)) {
-			w.heir = true;
-			w.heir_at = jiffies;
+		if (ast_claim_heir(hb, &w, jiffies))
 			ast_stat_add(AST_STAT_HEIR, 1);
-		}
 	}
 	ast_stat_add(AST_STAT_QUEUED, 1);
 	ast_wait_queue(hb, &w, uaddr, to);

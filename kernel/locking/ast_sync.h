@@ -41,7 +41,10 @@
  *	with it.
  *
  * @lost, @lost_at, @heir and @heir_at are written by the waiter before it
- * queues again and read by the unlocker, both under the bucket lock.
+ * queues again and read by the unlocker, both under the bucket lock; a
+ * waiter with an older claim may also clear a queued waiter's @heir under
+ * that lock (ast_claim_heir()), which the waiter reads with READ_ONCE()
+ * while it polls.
  */
 struct ast_waiter {
 	struct futex_q q;
@@ -126,7 +129,10 @@ bool ast_is_waiter(struct futex_q *q);
 struct ast_waiter *ast_select_waiter(struct futex_hash_bucket *hb,
 				     union futex_key *key, int state,
 				     bool *others);
-bool ast_word_has_heir(struct futex_hash_bucket *hb, union futex_key *key);
+struct ast_waiter *ast_word_heir(struct futex_hash_bucket *hb,
+				 union futex_key *key);
+bool ast_claim_heir(struct futex_hash_bucket *hb, struct ast_waiter *w,
+		    unsigned long now);
 bool ast_owner_gone(struct mm_struct *mm, u32 uval);
 bool ast_waiter_starved(const struct ast_waiter *w, unsigned long now);
 bool ast_heir_due(const struct ast_waiter *w, unsigned long now);

@@ -274,7 +274,7 @@ static bool ast_test_has_heir(struct ast_test_queue *tq, union futex_key *key)
 	bool heir;
 
 	spin_lock(&tq->hb.lock);
-	heir = ast_word_has_heir(&tq->hb, key);
+	heir = !!ast_word_heir(&tq->hb, key);
 	spin_unlock(&tq->hb.lock);
 	return heir;
 }
@@ -454,6 +454,76 @@ static void ast_test_heir(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, others);
 }
 
+static bool ast_test_claim(struct ast_test_queue *tq, struct ast_waiter *w,
+			   unsigned long now)
+{
+	bool claimed;
+
+	spin_lock(&tq->hb.lock);
+	claimed = ast_claim_heir(&tq->hb, w, now);
+	spin_unlock(&tq->hb.lock);
+	return claimed;
+}
+
+/*
+ * One heir per word.  A starved waiter claims only if no queued waiter of
+ * the word holds the claim; an heir woken to compete, off the queue, may
+ * meet a younger heir when it queues again after a loss: the older claim
+ * stays, and the younger heir is requeued among the waiters that lost.
+ */
+static void ast_test_heir_claim(struct kunit *test)
+{
+	struct ast_test_queue *tq = ast_test_queue(test);
+	unsigned long now = jiffies;
+	struct ast_waiter *a = &tq->w[0], *b = &tq->w[1], *c = &tq->w[2];
+
+	/* a, starved, not queued: claims when nobody holds the claim. */
+	a->key = tq->key;
+	a->lost = AST_HANDOFF_LOSSES;
+	a->lost_at = now - AST_HANDOFF_TIMEOUT;
+	KUNIT_EXPECT_TRUE(test, ast_test_claim(tq, a, now));
+	KUNIT_EXPECT_TRUE(test, a->heir);
+	KUNIT_EXPECT_EQ(test, a->heir_at, now);
+	/* Not starved yet: no claim. */
+	c->key = tq->key;
+	c->lost = AST_HANDOFF_LOSSES - 1;
+	c->lost_at = now - 100 * HZ;
+	KUNIT_EXPECT_FALSE(test, ast_test_claim(tq, c, now));
+	KUNIT_EXPECT_FALSE(test, c->heir);
+
+	/* While a is out competing, b claims, queues and polls. */
+	b->lost = AST_HANDOFF_LOSSES;
+	b->lost_at = now - AST_HANDOFF_TIMEOUT;
+	b->key = tq->key;
+	KUNIT_EXPECT_TRUE(test, ast_test_claim(tq, b, now + 1));
+	ast_test_add_waiter(tq, 1, BIT_ULL(0), &tq->key,
+			    ast_queue_prio(MAX_RT_PRIO, b->lost, true));
+	KUNIT_EXPECT_TRUE(test, ast_test_has_heir(tq, &tq->key));
+	/* A third starved waiter finds b's claim and does not claim. */
+	c->lost = AST_HANDOFF_LOSSES;
+	KUNIT_EXPECT_FALSE(test, ast_test_claim(tq, c, now + 2));
+	KUNIT_EXPECT_FALSE(test, c->heir);
+
+	/* a lost and queues again: its older claim stays, b's goes. */
+	KUNIT_EXPECT_FALSE(test, ast_test_claim(tq, a, now + 3));
+	KUNIT_EXPECT_TRUE(test, a->heir);
+	KUNIT_EXPECT_EQ(test, a->heir_at, now);
+	KUNIT_EXPECT_FALSE(test, b->heir);
+	KUNIT_EXPECT_EQ(test, b->q.list.prio, AST_RETRY_PRIO);
+	KUNIT_EXPECT_FALSE(test, ast_test_has_heir(tq, &tq->key));
+
+	/* The other way round: a queued older heir keeps its claim. */
+	b->heir = true;
+	b->heir_at = now;
+	plist_del(&b->q.list, &tq->hb.chain);
+	ast_test_add_waiter(tq, 1, BIT_ULL(0), &tq->key, AST_HEIR_PRIO);
+	a->heir_at = now + 1;
+	KUNIT_EXPECT_FALSE(test, ast_test_claim(tq, a, now + 3));
+	KUNIT_EXPECT_FALSE(test, a->heir);
+	KUNIT_EXPECT_TRUE(test, b->heir);
+	KUNIT_EXPECT_EQ(test, b->q.list.prio, AST_HEIR_PRIO);
+}
+
 /*
  * A plain FUTEX_CMP_REQUEUE moved an AST waiter of another word onto our
  * word's queue (its futex_q's key is ours, its own word's is not): it is
@@ -547,6 +617,7 @@ static struct kunit_case ast_sync_test_cases[] = {
 	KUNIT_CASE(ast_test_select_prio),
 	KUNIT_CASE(ast_test_select_retry),
 	KUNIT_CASE(ast_test_heir),
+	KUNIT_CASE(ast_test_heir_claim),
 	KUNIT_CASE(ast_test_select_requeued),
 	KUNIT_CASE(ast_test_owner_gone),
 	KUNIT_CASE(ast_test_policy),
