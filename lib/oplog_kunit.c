@@ -64,7 +64,7 @@ struct ot_obj {
 };
 
 struct ot_op {
-	/* Ordered types queue @op, absorbing ones @kop.op: the same memory. */
+	/* @op is @kop.op (static_assert below): both kinds queue &@op. */
 	union {
 		struct oplog_op		op;
 		struct oplog_keyed_op	kop;

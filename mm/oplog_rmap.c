@@ -112,10 +112,11 @@ static void rmap_oplog_count(enum rmap_oplog_stat s, unsigned long n)
 
 /*
  * Is the insert of @vma logged (in a per-CPU log or the spill list), not
- * in the tree?  &oplog_op.code is OPLOG_ADD from rmap_oplog_queue_insert()
- * until the insert is put into the tree or absorbed, 0 while the VMA is
- * in the tree (vm_area_alloc() zeroes it, vm_area_dup() clears it), and
- * a remove's code from its unlink on (see "Lifetime").  Exact under
+ * in the tree?  &oplog_keyed_op.code is OPLOG_ADD from
+ * rmap_oplog_queue_insert() until the insert is put into the tree or
+ * absorbed, 0 while the VMA is in the tree (vm_area_alloc() zeroes it,
+ * vm_area_dup() clears it), and a remove's code from its unlink on (see
+ * "Lifetime").  Exact under
  * i_mmap_rwsem held for write, or in the VMA's own unlink.
  */
 static bool rmap_oplog_logged(struct vm_area_struct *vma)

@@ -212,7 +212,7 @@ enum oplog_stat {
 	OPLOG_STAT_HITS,		/* ... through the lockless hit path */
 	OPLOG_STAT_MISSES,		/* slow path: no log of the object */
 	OPLOG_STAT_EVICTIONS,		/* misses that evicted a victim */
-	OPLOG_STAT_EVICT_BUSY,		/* ... whose victim was locked */
+	OPLOG_STAT_EVICT_BUSY,		/* ... whose victims were all locked */
 	OPLOG_STAT_FULL,		/* full logs */
 	OPLOG_STAT_DIRECT,		/* operations applied without a log */
 	OPLOG_STAT_SYNCS,		/* synchronizes (and flushes) */

@@ -16,9 +16,9 @@
 DECLARE_STATIC_KEY_FALSE(rmap_oplog_key);
 
 /*
- * &oplog_op.code of a VMA whose removal from the tree is logged, beyond
- * OpLog's %OPLOG_REMOVE (logged; the VMA is still its owner's, the task
- * unmapping it): the hand-off of the VMA's free between that owner
+ * &oplog_keyed_op.code of a VMA whose removal from the tree is logged,
+ * beyond OpLog's %OPLOG_REMOVE (logged; the VMA is still its owner's, the
+ * task unmapping it): the hand-off of the VMA's free between that owner
  * (remove_vma()) and whoever applies the remove.  The second of the two
  * frees it; see "Lifetime" in mm/oplog_rmap.c.
  */
