@@ -1040,6 +1040,21 @@ static void ot_same_set(struct kunit *test, struct oplog_type *type,
 	KUNIT_FAIL(test, "no %u objects in one set", k);
 }
 
+/* Three new objects in one set of ot_ordered's caches (two ways). */
+static void ot_three_in_set(struct kunit *test, struct ot_obj **a,
+			    struct ot_obj **b, struct ot_obj **c)
+{
+	struct ot_obj *abc[3] = { NULL };
+
+	/* One more object than twice the sets: some set gets three. */
+	ot_same_set(test, &ot_ordered, ot_ordered.nr_slots / OPLOG_WAYS * 2 + 1,
+		    3, abc);
+	KUNIT_ASSERT_NOT_NULL(test, abc[2]);
+	*a = abc[0];
+	*b = abc[1];
+	*c = abc[2];
+}
+
 /*
  * Two objects whose pointers hash to one set both keep their logs, in its
  * two ways, and both hit.  A third evicts the first way's log when both
@@ -1053,15 +1068,10 @@ static void oplog_test_assoc(struct kunit *test)
 	struct ot_op *aops = ot_ops_new(test, 3), *bops = ot_ops_new(test, 3);
 	struct ot_op *cops = ot_ops_new(test, 2);
 	unsigned int cpu = cpumask_first(cpu_online_mask);
-	struct ot_obj *abc[3], *a, *b, *c;
+	struct ot_obj *a, *b, *c;
 	long evictions, hits;
 
-	/* One more object than twice the sets: some set gets three. */
-	ot_same_set(test, &ot_ordered, ot_ordered.nr_slots / OPLOG_WAYS * 2 + 1,
-		    3, abc);
-	a = abc[0];
-	b = abc[1];
-	c = abc[2];
+	ot_three_in_set(test, &a, &b, &c);
 
 	oplog_type_drain(&ot_ordered);
 	ot_pin(test, cpu);
@@ -1117,21 +1127,17 @@ static void oplog_test_assoc(struct kunit *test)
  * A busy victim does not send a miss to the locked path while the set's
  * other way holds a victim whose lock can be had: with a's lock held
  * elsewhere, c evicts b, the other way's, and is logged; only with both
- * victims busy is c's operation applied at once.
+ * victims busy does a miss apply its operation at once.
  */
 static void oplog_test_assoc_busy(struct kunit *test)
 {
 	struct ot_op *aops = ot_ops_new(test, 2), *bops = ot_ops_new(test, 2);
 	struct ot_op *cops = ot_ops_new(test, 2);
 	unsigned int cpu = cpumask_first(cpu_online_mask);
-	struct ot_obj *abc[3], *a, *b, *c;
+	struct ot_obj *a, *b, *c;
 	long evictions, busy;
 
-	ot_same_set(test, &ot_ordered, ot_ordered.nr_slots / OPLOG_WAYS * 2 + 1,
-		    3, abc);
-	a = abc[0];
-	b = abc[1];
-	c = abc[2];
+	ot_three_in_set(test, &a, &b, &c);
 	/* Held here while oplog_queue() takes another object's lock. */
 	lockdep_set_class(&a->lock, &ot_held_key);
 	lockdep_set_class(&c->lock, &ot_held2_key);

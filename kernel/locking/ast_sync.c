@@ -266,12 +266,16 @@ struct ast_waiter *ast_word_heir(struct futex_hash_bucket *hb,
 bool ast_claim_heir(struct futex_hash_bucket *hb, struct ast_waiter *w,
 		    unsigned long now)
 {
-	struct ast_waiter *other = ast_word_heir(hb, &w->key);
+	struct ast_waiter *other;
 
 	lockdep_assert_held(&hb->lock);
 
+	/* Walk the chain only for a starved waiter or an heir. */
+	if (!w->heir && !ast_waiter_starved(w, now))
+		return false;
+	other = ast_word_heir(hb, &w->key);
 	if (!w->heir) {
-		if (other || !ast_waiter_starved(w, now))
+		if (other)
 			return false;
 		WRITE_ONCE(w->heir, true);
 		w->heir_at = now;
