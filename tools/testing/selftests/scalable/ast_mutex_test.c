@@ -1421,9 +1421,13 @@ TEST(efault_read_only_waiters_bit)
 TEST_F_TIMEOUT(stress, timed_out_waiters_clear_bit, 300)
 {
 	struct ast_mutex *m = shared_mutex(_metadata);
+	/*
+	 * start_waiter() must see each waiter asleep in the lock before its
+	 * timeout: long enough for a debug kernel under emulation.
+	 */
 	struct waiter w[2] = {
-		{ .mask = BIT(1), .exit_state = 1, .timeout_ms = 100 },
-		{ .mask = BIT(1), .exit_state = 1, .timeout_ms = 300 },
+		{ .mask = BIT(1), .exit_state = 1, .timeout_ms = 1000 },
+		{ .mask = BIT(1), .exit_state = 1, .timeout_ms = 2000 },
 	};
 	int i, k, st, zero = 0;
 	pthread_t th[2];
