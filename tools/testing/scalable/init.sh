@@ -139,6 +139,7 @@ cd /opt/kselftest || { say "no kselftests installed"; finish; }
 #   scalable_trace     comma list of programs of tools/testing/selftests/
 #                      scalable (and qdo_idle: an idle window)
 #   scalable_trace_ms  measured window per run, ms (warm-up: a fifth)
+#   scalable_exec_shape  exec_bench's -S: exec (default), sh or all
 if [ -n "$scalable_trace" ]; then
 	export SCALABLE_TRACE=1
 	n=$(nproc)
@@ -150,6 +151,7 @@ if [ -n "$scalable_trace" ]; then
 		# and remove under the tracer
 		stat_bench) args="$targs -n 8192" ;;
 		ast_bench) args="$targs -t 100 -b 1" ;;
+		exec_bench) args="$targs -S ${scalable_exec_shape:-exec}" ;;
 		# the thesis's crossover region, and one far from it
 		fork_truncate) args="$targs -T 1,2,3,10" ;;
 		qdo_idle) t=qdo_latency; args="-I $ms" ;;

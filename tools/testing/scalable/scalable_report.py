@@ -258,9 +258,9 @@ def write_report(out, summaries, title, trace=None):
 # (their values as the request was given them, Request.given).
 RESULTS_COMMANDS = {
 	'trace': ('make trace', ('TRACE_KERNEL', 'TRACE_SMP', 'TRACE_MS', 'TRACE_QUANTUM',
-				 'TRACE_WORKLOADS', 'ACCEL')),
-	'run': ('make run', ('MODE', 'SMP', 'CPUS', 'ACCEL')),
-	'gate': ('make test', ('TRACE_MS', 'TRACE_GATE_QUANTUM', 'ACCEL')),
+				 'TRACE_WORKLOADS', 'ACCEL', 'KERNEL_ARGS')),
+	'run': ('make run', ('MODE', 'SMP', 'CPUS', 'ACCEL', 'KERNEL_ARGS')),
+	'gate': ('make test', ('TRACE_MS', 'TRACE_GATE_QUANTUM', 'ACCEL', 'KERNEL_ARGS')),
 }
 
 

@@ -295,6 +295,12 @@ class ResultsFileTest(unittest.TestCase):
 		_, text = self.write('trace', 'smp1', 'table', T0, False)
 		self.assertEqual(self.header(text)['command'],
 				 "TRACE_WORKLOADS='stat_bench, exec_bench' make trace")
+		# KERNEL_ARGS shapes what the guests run (exec_bench's shape)
+		self.given({'TRACE_SMP': '8', 'KERNEL_ARGS': 'scalable_exec_shape=all'})
+		_, text = self.write('trace', 'smp8', 'table', T0, False)
+		self.assertEqual(self.header(text)['command'],
+				 'TRACE_SMP=8 KERNEL_ARGS=scalable_exec_shape=all make trace')
+		self.given({'TRACE_WORKLOADS': 'stat_bench, exec_bench'})
 		# what a subcommand changes in its copy is not what the user gave
 		self.req = dataclasses.replace(self.req, trace_workloads=('qdo_idle',))
 		_, text = self.write('trace', 'smp1', 'table', T0, False)
