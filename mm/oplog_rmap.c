@@ -93,6 +93,7 @@ enum rmap_oplog_stat {
 	RMAP_OPLOG_APPLIED_REMOVE,	/* ... taken out of a tree */
 	RMAP_OPLOG_HANDED_OFF,		/* VMAs whose free a logged remove took */
 	RMAP_OPLOG_RELOGGED,		/* vma_complete(): logged again */
+	RMAP_OPLOG_LOGGED_COPIED,	/* ... of "logged": fork, PTEs copied */
 	RMAP_OPLOG_NR_STATS,
 };
 
@@ -100,7 +101,7 @@ static const char * const rmap_oplog_stat_names[RMAP_OPLOG_NR_STATS] = {
 	"logged", "refused", "absorbed_local", "absorbed_global", "applied",
 	"syncs", "read_upgrades", "logged_mmap", "prepared_local",
 	"prepared_global", "moved_logged", "logged_remove", "applied_remove",
-	"handed_off", "relogged",
+	"handed_off", "relogged", "logged_copied",
 };
 
 static DEFINE_PER_CPU(unsigned long [RMAP_OPLOG_NR_STATS], rmap_oplog_stats);
@@ -475,17 +476,26 @@ EXPORT_SYMBOL(__rmap_oplog_pending);
  * @vma: the child's file VMA
  * @parent: the parent's VMA it duplicates
  *
- * Only if the child gets no page table entries at fork: copy_page_range()
- * copies them for a VMA with an anon_vma, a PFN or mixed map, or uffd-wp
- * (vma_needs_copy()), and the locked insert puts such a child right after
- * its parent (vma_interval_tree_insert_after()), so that a walk racing
- * with the copy meets the parent first; a logged insert has no such place.
- * A VMA without copied entries gets one only by a fault after the insert
- * was logged, so any walker that can see it synchronized the insert into
- * the tree first.  Not hugetlb (its own i_mmap_rwsem rules for PMD
- * sharing), DAX or VM_IO, and not a shared writable mapping, whose
- * i_mmap_writable count stays exact because it is never logged.
- * Context: any.
+ * A child that gets page table entries at fork (copy_page_range() copies
+ * them for a VMA with an anon_vma, a PFN or mixed map, or uffd-wp:
+ * vma_needs_copy()) must come after its parent in the tree's walk order,
+ * so that a walk racing with the copy meets the parent first: the locked
+ * insert puts it right after (vma_interval_tree_insert_after()).  A
+ * logged insert of a child with an anon_vma keeps that order as long as
+ * the parent is in the tree (its i_mmap_op.code is 0) when the insert is
+ * logged: the child has the parent's vm_pgoff, the interval tree puts an
+ * insert after every node of an equal start, and the parent cannot leave
+ * the tree before dup_mmap() is done copying, as that needs the parent's
+ * mmap_lock; a parent whose own insert is logged takes the locked way,
+ * which puts it into the tree first.  A child without copied entries gets
+ * one only by a fault after the insert was logged, so any walker that can
+ * see it synchronized the insert into the tree first.  A PFN or mixed map
+ * and uffd-wp stay on the locked path.  Not hugetlb (its own i_mmap_rwsem
+ * rules for PMD sharing), DAX or VM_IO, and not a shared writable mapping,
+ * whose i_mmap_writable count stays exact because it is never logged.  A
+ * new VMA (mmap()) is its own @parent: it has no anon_vma.
+ * Context: any; for a fork, both mmap_locks held for write, so that
+ * @parent stays in the tree.
  * Return: true if the insert may be logged.
  */
 VISIBLE_IF_KUNIT bool rmap_oplog_eligible(struct vm_area_struct *vma,
@@ -494,7 +504,12 @@ VISIBLE_IF_KUNIT bool rmap_oplog_eligible(struct vm_area_struct *vma,
 	if ((vma->vm_flags | parent->vm_flags) &
 	    (VM_HUGETLB | VM_PFNMAP | VM_MIXEDMAP | VM_IO))
 		return false;
-	if (vma->anon_vma || parent->anon_vma)
+	/*
+	 * Code 0: in the tree, or going in under the write lock of a holder
+	 * that applies it before any later logged insert.
+	 */
+	if ((vma->anon_vma || parent->anon_vma) &&
+	    (vma == parent || READ_ONCE(parent->i_mmap_op.code)))
 		return false;
 	if (userfaultfd_wp(vma) || vma_is_dax(vma) ||
 	    vma_is_shared_maywrite(vma))
@@ -542,9 +557,12 @@ bool __rmap_oplog_fork_insert(struct vm_area_struct *vma,
 {
 	mmap_assert_write_locked(vma->vm_mm);
 	mmap_assert_write_locked(parent->vm_mm);
-	if (!rmap_oplog_eligible(vma, parent))
+	if (!rmap_oplog_eligible(vma, parent) ||
+	    !rmap_oplog_queue_insert(vma->vm_file->f_mapping, vma))
 		return false;
-	return rmap_oplog_queue_insert(vma->vm_file->f_mapping, vma);
+	if (vma->anon_vma)
+		rmap_oplog_count(RMAP_OPLOG_LOGGED_COPIED, 1);
+	return true;
 }
 
 /**

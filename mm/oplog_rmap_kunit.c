@@ -784,8 +784,9 @@ static void rmap_oplog_test_release(struct kunit *test)
 }
 
 /*
- * Which inserts may be logged: only those of VMAs whose child gets no
- * PTEs at fork and that keep no shared count.
+ * Which inserts may be logged: those of VMAs that keep no shared count,
+ * and whose child either gets no PTEs at fork or has a parent in the tree
+ * (an anon_vma); never a new VMA with an anon_vma.
  */
 static void rmap_oplog_test_eligible(struct kunit *test)
 {
@@ -795,12 +796,19 @@ static void rmap_oplog_test_eligible(struct kunit *test)
 
 	KUNIT_ASSERT_NOT_NULL(test, av);
 	KUNIT_EXPECT_TRUE(test, rmap_oplog_eligible(child, parent));
+	/* A parent in the tree (code 0): the child goes in after it. */
 	parent->anon_vma = av;
+	child->anon_vma = av;
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_eligible(child, parent));
+	/* A parent whose insert is logged has no place in the tree yet. */
+	WRITE_ONCE(parent->i_mmap_op.code, OPLOG_ADD);
 	KUNIT_EXPECT_FALSE(test, rmap_oplog_eligible(child, parent));
 	parent->anon_vma = NULL;
-	child->anon_vma = av;
 	KUNIT_EXPECT_FALSE(test, rmap_oplog_eligible(child, parent));
+	WRITE_ONCE(parent->i_mmap_op.code, 0);
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_eligible(child, child));
 	child->anon_vma = NULL;
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_eligible(child, child));
 	vm_flags_init(child, VM_READ | VM_MAYREAD | VM_HUGETLB);
 	KUNIT_EXPECT_FALSE(test, rmap_oplog_eligible(child, parent));
 	vm_flags_init(child, VM_READ | VM_MAYREAD | VM_PFNMAP);
@@ -812,6 +820,59 @@ static void rmap_oplog_test_eligible(struct kunit *test)
 	/* Shared but never writable: i_mmap_writable is not counted. */
 	vm_flags_init(child, VM_READ | VM_MAYREAD | VM_SHARED | VM_MAYSHARE);
 	KUNIT_EXPECT_TRUE(test, rmap_oplog_eligible(child, parent));
+	rt_done(test, t);
+}
+
+/*
+ * A fork's logged insert of a child whose PTEs are copied keeps the walk
+ * order of the locked insert: synchronized into the tree, the child (the
+ * parent's vm_pgoff) comes after its parent, here among other VMAs of the
+ * same start inserted before and after the parent, whichever CPU logged
+ * it.
+ */
+static void rmap_oplog_test_fork_order(struct kunit *test)
+{
+	struct rt_ctx *t = rt_new(test);
+	struct vm_area_struct *parent = t->vmas[1], *child = t->vmas[3];
+	struct vm_area_struct *vma;
+	int i, pos = 0, parent_pos = -1, child_pos = -1;
+	unsigned int a, b;
+
+	rt_two_cpus(test, &a, &b);
+	for (i = 0; i < RT_NR_VMAS; i++) {
+		t->vmas[i]->vm_pgoff = 0;
+		t->vmas[i]->vm_start = 0x100000UL;
+		t->vmas[i]->vm_end = 0x100000UL + 4 * PAGE_SIZE;
+	}
+	i_mmap_lock_write(t->mapping);
+	vma_interval_tree_insert(t->vmas[0], &t->mapping->i_mmap);
+	vma_interval_tree_insert(parent, &t->mapping->i_mmap);
+	vma_interval_tree_insert(t->vmas[2], &t->mapping->i_mmap);
+	i_mmap_unlock_write(t->mapping);
+
+	for (i = 0; i < 2; i++) {
+		rt_pin(test, i ? b : a);
+		KUNIT_ASSERT_TRUE(test, rmap_oplog_eligible(child, parent));
+		KUNIT_ASSERT_TRUE(test, rmap_oplog_queue_insert(t->mapping,
+								child));
+		rt_unpin();
+		i_mmap_lock_read(t->mapping);
+		pos = 0;
+		vma_interval_tree_foreach(vma, &t->mapping->i_mmap, 0, 0) {
+			if (vma == parent)
+				parent_pos = pos;
+			if (vma == child)
+				child_pos = pos;
+			pos++;
+		}
+		KUNIT_EXPECT_EQ(test, pos, 4);
+		KUNIT_EXPECT_GE(test, parent_pos, 0);
+		KUNIT_EXPECT_GT(test, child_pos, parent_pos);
+		i_mmap_unlock_read(t->mapping);
+		i_mmap_lock_write(t->mapping);
+		vma_interval_tree_remove(child, &t->mapping->i_mmap);
+		i_mmap_unlock_write(t->mapping);
+	}
 	rt_done(test, t);
 }
 
@@ -829,6 +890,7 @@ static struct kunit_case rmap_oplog_test_cases[] = {
 	KUNIT_CASE(rmap_oplog_test_remove_spill),
 	KUNIT_CASE(rmap_oplog_test_remove_eligible),
 	KUNIT_CASE(rmap_oplog_test_move_order),
+	KUNIT_CASE(rmap_oplog_test_fork_order),
 	KUNIT_CASE(rmap_oplog_test_hotplug),
 	KUNIT_CASE(rmap_oplog_test_release),
 	KUNIT_CASE(rmap_oplog_test_eligible),

@@ -22,6 +22,9 @@
  *            then the file is truncated under them: each child, and the
  *            parent, must get SIGBUS.  oplog: "logged" grows by one insert
  *            per fork at least.
+ *  truncate_copied  the same with a written (anon_vma) mapping, whose
+ *            entries fork copies, page 1's too: no child faults.  oplog:
+ *            "logged_copied" grows by one per fork after the first.
  *  absorb    children that exit on the CPU they were forked on, and
  *            children that move to another CPU first, exit cleanly.
  *            oplog: the first cancel their logged inserts there
@@ -476,6 +479,80 @@ TEST_F_TIMEOUT(rmap_oplog, truncate, CASE_TIMEOUT)
 		       NR_CHILDREN);
 		EXPECT_LE(NR_CHILDREN, logged1 - logged0)
 			TH_LOG("the forks logged no insert");
+	}
+	munmap(map, 2 * page_size);
+	close(fd);
+	gate_close(&g);
+}
+
+/*
+ * As truncate, but the mapping is written first: with an anon_vma, fork
+ * copies the parent's page table entries, page 1's included, so the
+ * children never fault it in.  From the second fork on the parent's VMA
+ * is in the tree (the first fork's locked insert put it there), so the
+ * children's inserts are logged: the truncate must still unmap page 1
+ * from every child.
+ */
+TEST_F_TIMEOUT(rmap_oplog, truncate_copied, CASE_TIMEOUT)
+{
+	pid_t *pids = self->pids, pid;
+	long copied0, copied1;
+	struct gate g;
+	char path[128];
+	char *map;
+	int fd, i;
+
+	fd = make_file(self->root, "truncate_copied", 2, path, sizeof(path));
+	ASSERT_LE(0, fd) TH_LOG("%s: %s", path, strerror(errno));
+	ASSERT_EQ(0, gate_open(&g)) TH_LOG("pipe: %s", strerror(errno));
+	map = mmap(NULL, 2 * page_size, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+		   fd, 0);
+	ASSERT_NE(MAP_FAILED, map) TH_LOG("mmap: %s", strerror(errno));
+	map[0] = 'x';
+	ASSERT_EQ('b', probe(map + page_size));
+	copied0 = stat_of("logged_copied");
+	for (i = 0; i < NR_CHILDREN; i++) {
+		pin(i);
+		pid = fork();
+		ASSERT_LE(0, pid) TH_LOG("fork: %s", strerror(errno));
+		if (pid == 0) {
+			int before = probe(map + page_size);
+
+			if (gate_wait(&g))
+				_exit(2);
+			if (before != 'b' || map[0] != 'x') {
+				TH_LOG("child %d: pages read %d and %d before",
+				       i, map[0], before);
+				_exit(3);
+			}
+			if (probe(map + page_size) != -1) {
+				TH_LOG("child %d: page 1 still mapped after the truncate",
+				       i);
+				_exit(1);
+			}
+			if (map[0] != 'x') {
+				TH_LOG("child %d: lost its copy of page 0", i);
+				_exit(4);
+			}
+			_exit(0);
+		}
+		pids[i] = pid;
+	}
+	unpin();
+	copied1 = stat_of("logged_copied");
+	EXPECT_EQ(0, gate_gather(&g, NR_CHILDREN));
+	EXPECT_EQ(0, ftruncate(fd, page_size))
+		TH_LOG("ftruncate: %s", strerror(errno));
+	gate_release(&g, NR_CHILDREN);
+	EXPECT_EQ(0, wait_children(_metadata, pids, NR_CHILDREN));
+	EXPECT_EQ(-1, probe(map + page_size))
+		TH_LOG("page 1 still mapped in the parent");
+	EXPECT_EQ('x', map[0]);
+	if (variant->oplog) {
+		TH_LOG("%ld inserts with copied entries logged by %d forks",
+		       copied1 - copied0, NR_CHILDREN);
+		EXPECT_LE(NR_CHILDREN - 1, copied1 - copied0)
+			TH_LOG("the forks logged no insert with copied entries");
 	}
 	munmap(map, 2 * page_size);
 	close(fd);
