@@ -7,8 +7,9 @@
  * in this CPU's %OPLOG_ABSORBING log of the mapping instead of writing
  * the tree under i_mmap_rwsem; the op is the VMA's i_mmap_op.  Its code
  * says where the VMA is: OPLOG_ADD, logged and not in the tree; 0, in the
- * tree; %OPLOG_REMOVE or a RMAP_OPLOG_CODE_*, in the tree with its
- * removal logged.
+ * tree (or, under the VMA's mmap_lock held for write, on its way in or
+ * out: an unlink's absorption, vma_prepare() keeping it out); %OPLOG_REMOVE
+ * or a RMAP_OPLOG_CODE_*, in the tree with its removal logged.
  *
  * Rules the code must keep:
  *  - the tree is used only under i_mmap_rwsem taken through the
@@ -23,7 +24,8 @@
  *    shrinker, a dead CPU), so it only moves the op to ->i_mmap_spill,
  *    which every holder of the write lock applies;
  *  - an insert is logged only as rmap_oplog_eligible() allows (no page
- *    table entry copied at fork), a removal as rmap_oplog_remove_eligible();
+ *    table entry copied at fork, or a parent in the tree that the child
+ *    follows in walk order), a removal as rmap_oplog_remove_eligible();
  *  - Lifetime: a VMA whose insert is logged is freed only after its
  *    unlink cancelled or applied the insert; one whose removal is logged
  *    is freed by the later of its owner (rmap_oplog_vma_release()) and
@@ -480,20 +482,22 @@ EXPORT_SYMBOL(__rmap_oplog_pending);
  * them for a VMA with an anon_vma, a PFN or mixed map, or uffd-wp:
  * vma_needs_copy()) must come after its parent in the tree's walk order,
  * so that a walk racing with the copy meets the parent first: the locked
- * insert puts it right after (vma_interval_tree_insert_after()).  A
- * logged insert of a child with an anon_vma keeps that order as long as
- * the parent is in the tree (its i_mmap_op.code is 0) when the insert is
+ * insert puts it right after (vma_interval_tree_insert_after()).  A logged
+ * insert of a child with an anon_vma keeps that order as long as the
+ * parent is in the tree (its i_mmap_op.code is 0) when the insert is
  * logged: the child has the parent's vm_pgoff, the interval tree puts an
- * insert after every node of an equal start, and the parent cannot leave
- * the tree before dup_mmap() is done copying, as that needs the parent's
- * mmap_lock; a parent whose own insert is logged takes the locked way,
- * which puts it into the tree first.  A child without copied entries gets
- * one only by a fault after the insert was logged, so any walker that can
- * see it synchronized the insert into the tree first.  A PFN or mixed map
- * and uffd-wp stay on the locked path.  Not hugetlb (its own i_mmap_rwsem
- * rules for PMD sharing), DAX or VM_IO, and not a shared writable mapping,
- * whose i_mmap_writable count stays exact because it is never logged.  A
- * new VMA (mmap()) is its own @parent: it has no anon_vma.
+ * insert after every node of an equal start (its in-order walk is sorted
+ * by start, which vma_interval_tree_insert_after() keeps), and the parent
+ * cannot leave the tree before dup_mmap() is done copying, as that needs
+ * the parent's mmap_lock; a parent whose own insert is logged takes the
+ * locked way, which puts it into the tree first.  A child without copied
+ * entries gets one only by a fault after the insert was logged, so any
+ * walker that can see it synchronized the insert into the tree first.  A
+ * PFN or mixed map and uffd-wp stay on the locked path.  Not hugetlb (its
+ * own i_mmap_rwsem rules for PMD sharing), DAX or VM_IO, and not a shared
+ * writable mapping, whose i_mmap_writable count stays exact because it is
+ * never logged.  A new VMA (mmap()) is its own @parent: it has no
+ * anon_vma.
  * Context: any; for a fork, both mmap_locks held for write, so that
  * @parent stays in the tree.
  * Return: true if the insert may be logged.
@@ -505,8 +509,10 @@ VISIBLE_IF_KUNIT bool rmap_oplog_eligible(struct vm_area_struct *vma,
 	    (VM_HUGETLB | VM_PFNMAP | VM_MIXEDMAP | VM_IO))
 		return false;
 	/*
-	 * Code 0: in the tree, or going in under the write lock of a holder
-	 * that applies it before any later logged insert.
+	 * A parent's code 0 means in the tree, or going in under the write
+	 * lock of a holder that applies it before any later logged insert:
+	 * the other states with code 0 need its mmap_lock, which dup_mmap()
+	 * holds.
 	 */
 	if ((vma->anon_vma || parent->anon_vma) &&
 	    (vma == parent || READ_ONCE(parent->i_mmap_op.code)))

@@ -824,30 +824,35 @@ static void rmap_oplog_test_eligible(struct kunit *test)
 }
 
 /*
- * A fork's logged insert of a child whose PTEs are copied keeps the walk
- * order of the locked insert: synchronized into the tree, the child (the
- * parent's vm_pgoff) comes after its parent, here among other VMAs of the
- * same start inserted before and after the parent, whichever CPU logged
- * it.
+ * A fork's logged insert of a child whose PTEs are copied (parent and
+ * child have an anon_vma) keeps the walk order of the locked insert:
+ * synchronized into the tree, the child (the parent's vm_pgoff) comes
+ * after its parent, here among VMAs of the same start, one of them put
+ * right after the parent as a locked fork does
+ * (vma_interval_tree_insert_after()), whichever CPU logged it.
  */
 static void rmap_oplog_test_fork_order(struct kunit *test)
 {
 	struct rt_ctx *t = rt_new(test);
 	struct vm_area_struct *parent = t->vmas[1], *child = t->vmas[3];
+	struct anon_vma *av = kunit_kzalloc(test, sizeof(*av), GFP_KERNEL);
+	int i, pos, parent_pos, child_pos;
 	struct vm_area_struct *vma;
-	int i, pos = 0, parent_pos = -1, child_pos = -1;
 	unsigned int a, b;
 
+	KUNIT_ASSERT_NOT_NULL(test, av);
 	rt_two_cpus(test, &a, &b);
 	for (i = 0; i < RT_NR_VMAS; i++) {
 		t->vmas[i]->vm_pgoff = 0;
 		t->vmas[i]->vm_start = 0x100000UL;
 		t->vmas[i]->vm_end = 0x100000UL + 4 * PAGE_SIZE;
 	}
+	parent->anon_vma = av;
+	child->anon_vma = av;
 	i_mmap_lock_write(t->mapping);
 	vma_interval_tree_insert(t->vmas[0], &t->mapping->i_mmap);
 	vma_interval_tree_insert(parent, &t->mapping->i_mmap);
-	vma_interval_tree_insert(t->vmas[2], &t->mapping->i_mmap);
+	vma_interval_tree_insert_after(t->vmas[2], parent, &t->mapping->i_mmap);
 	i_mmap_unlock_write(t->mapping);
 
 	for (i = 0; i < 2; i++) {
@@ -856,8 +861,10 @@ static void rmap_oplog_test_fork_order(struct kunit *test)
 		KUNIT_ASSERT_TRUE(test, rmap_oplog_queue_insert(t->mapping,
 								child));
 		rt_unpin();
-		i_mmap_lock_read(t->mapping);
 		pos = 0;
+		parent_pos = -1;
+		child_pos = -1;
+		i_mmap_lock_read(t->mapping);
 		vma_interval_tree_foreach(vma, &t->mapping->i_mmap, 0, 0) {
 			if (vma == parent)
 				parent_pos = pos;

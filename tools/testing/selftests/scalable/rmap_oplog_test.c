@@ -485,6 +485,22 @@ TEST_F_TIMEOUT(rmap_oplog, truncate, CASE_TIMEOUT)
 	gate_close(&g);
 }
 
+/* Whether the page at @addr is in this process's page table: 1, 0, or -1. */
+static int page_present(const void *addr)
+{
+	unsigned long long entry;
+	off_t off = (unsigned long)addr / page_size * sizeof(entry);
+	int fd, ret = -1;
+
+	fd = open("/proc/self/pagemap", O_RDONLY);
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &entry, sizeof(entry), off) == sizeof(entry))
+		ret = entry >> 63;	/* bit 63: present */
+	close(fd);
+	return ret;
+}
+
 /*
  * As truncate, but the mapping is written first: with an anon_vma, fork
  * copies the parent's page table entries, page 1's included, so the
@@ -516,10 +532,16 @@ TEST_F_TIMEOUT(rmap_oplog, truncate_copied, CASE_TIMEOUT)
 		pid = fork();
 		ASSERT_LE(0, pid) TH_LOG("fork: %s", strerror(errno));
 		if (pid == 0) {
+			int copied = page_present(map + page_size);
 			int before = probe(map + page_size);
 
 			if (gate_wait(&g))
 				_exit(2);
+			if (copied != 1) {
+				TH_LOG("child %d: page 1 not copied at fork (%d)",
+				       i, copied);
+				_exit(5);
+			}
 			if (before != 'b' || map[0] != 'x') {
 				TH_LOG("child %d: pages read %d and %d before",
 				       i, map[0], before);
@@ -813,22 +835,6 @@ TEST_F_TIMEOUT(rmap_oplog, migrate, CASE_TIMEOUT)
 }
 
 /* ---- reclaim ---- */
-
-/* Whether the page at @addr is in this process's page table: 1, 0, or -1. */
-static int page_present(const void *addr)
-{
-	unsigned long long entry;
-	off_t off = (unsigned long)addr / page_size * sizeof(entry);
-	int fd, ret = -1;
-
-	fd = open("/proc/self/pagemap", O_RDONLY);
-	if (fd < 0)
-		return -1;
-	if (pread(fd, &entry, sizeof(entry), off) == sizeof(entry))
-		ret = entry >> 63;	/* bit 63: present */
-	close(fd);
-	return ret;
-}
 
 /*
  * In a child of the reclaim case: write page @idx of @fd (so that it is
