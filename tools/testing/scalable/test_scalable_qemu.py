@@ -159,7 +159,7 @@ class BootTest(unittest.TestCase):
 		b, cmds = self.boot([None], Request(accel='tcg', kernel_args=' dcache_oplog=off  x=1'),
 				    flavour='debug', inject='warn')
 		self.assertEqual(b['name'], 'debug-smp2-inject-warn-dcache_oplog_off_x_1')
-		self.assertTrue(b['append'].endswith(' kmemleak=on dcache_oplog=off x=1'))
+		self.assertTrue(b['append'].endswith(' kmemleak=on no5lvl dcache_oplog=off x=1'))
 		self.assertIn('scalable_kmemleak=1', b['append'])
 
 	def test_upstream_off(self):
