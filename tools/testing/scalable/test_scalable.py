@@ -360,6 +360,13 @@ class TraceSmpTest(unittest.TestCase):
 		self.assertIsNotNone(m)
 		self.assertEqual(scalable_request.TRACE_MAX_SMP, int(m.group(1)))
 
+	def test_detectors_off_only_above_32(self):
+		"""The 8-vCPU gates and 32-vCPU reports keep the stall detectors."""
+		for n in (1, 8, 16, 32):
+			self.assertEqual(scalable.trace_detectors(n), '')
+		self.assertEqual(scalable.trace_detectors(64),
+				 ' rcupdate.rcu_cpu_stall_suppress=1 nowatchdog')
+
 
 class WorkloadTest(unittest.TestCase):
 	"""The benchmark programs, init.sh and the harness's lists agree."""
