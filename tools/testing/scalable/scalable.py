@@ -101,12 +101,13 @@ def trace_quantum(req, default):
 	return default if req.trace_quantum is None else req.trace_quantum
 
 
-# Above this many vCPUs a traced boot turns off the RCU stall and
-# soft-lockup detectors: TCG runs the vCPUs in turn on one host thread,
-# paced by the plugin, so at 64 a vCPU waits seconds for its turn and
-# they report the emulator's starvation (RCU stalls, soft lockups of
-# migration/N), not the kernel's.  Such traces are report-only; the
-# gates (8 vCPUs) and every checking boot keep the detectors.
+# Above this many vCPUs a traced boot turns off the RCU stall reports
+# and the soft- and hard-lockup detectors (nowatchdog): TCG runs the
+# vCPUs in turn, paced by the plugin, so at 64 a vCPU waits seconds for
+# its turn and they report the emulator's starvation (RCU stalls, soft
+# lockups of migration/N), not the kernel's.  The hung-task detector
+# stays on.  Such traces are report-only; the gates (8 vCPUs) and every
+# checking boot keep every detector.
 TRACE_DETECTORS_SMP = 32
 
 
@@ -115,6 +116,12 @@ def trace_detectors(smp):
 	if smp <= TRACE_DETECTORS_SMP:
 		return ''
 	return ' rcupdate.rcu_cpu_stall_suppress=1 nowatchdog'
+
+
+def trace_append(workloads, ms, smp):
+	"""The kernel command line that a traced boot adds for @workloads."""
+	return ('kunit.enable=0 scalable_trace=%s scalable_trace_ms=%d' % (','.join(workloads), ms) +
+		trace_detectors(smp))
 
 
 def trace_boot(req, smp, workloads, ms, logdir, quantum=None, stock=False):
@@ -139,8 +146,7 @@ def trace_boot(req, smp, workloads, ms, logdir, quantum=None, stock=False):
 		quantum = trace_quantum(req, 100)
 	qemu_args = ['-plugin', '%s,out=%s,quantum=%d,entries=%s' % (plugin, record, quantum,
 								     entries)]
-	append = 'kunit.enable=0 scalable_trace=%s scalable_trace_ms=%d' % (','.join(workloads), ms)
-	append += trace_detectors(smp)
+	append = trace_append(workloads, ms, smp)
 	# about 2 s of guest time per window, slower at many vCPUs
 	timeout = req.trace_timeout or 300 + 60 * smp
 	if os.path.exists(record):

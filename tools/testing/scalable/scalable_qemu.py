@@ -205,8 +205,10 @@ def boot(req, obj, flavour, smp, mode, logdir, timeout, inject='none', cpus=None
 		# again, and before alternatives are patched pgtable_l5_enabled()
 		# reads that bit, so an interrupt in the window has KASAN take
 		# the 5-level direct map for addresses without shadow and report
-		# a "wild-memory-access" that is not one (seen once under TCG's
-		# -cpu max, in rcu_is_watching() during cpu_detect()).
+		# a "wild-memory-access" that is not one (rcu_is_watching(), in
+		# an interrupt taken in identify_cpu(); results/kasan-la57-*).
+		# With 4-level paging the bit reading set for a while only
+		# widens what KASAN takes to have shadow.
 		append += ' kmemleak=on no5lvl'
 	if upstream_off:
 		append += ' scalable_upstream_off=1'

@@ -362,10 +362,14 @@ class TraceSmpTest(unittest.TestCase):
 
 	def test_detectors_off_only_above_32(self):
 		"""The 8-vCPU gates and 32-vCPU reports keep the stall detectors."""
+		off = ' rcupdate.rcu_cpu_stall_suppress=1 nowatchdog'
 		for n in (1, 8, 16, 32):
-			self.assertEqual(scalable.trace_detectors(n), '')
-		self.assertEqual(scalable.trace_detectors(64),
-				 ' rcupdate.rcu_cpu_stall_suppress=1 nowatchdog')
+			self.assertEqual(scalable.trace_append(['stat_bench'], 500, n),
+					 'kunit.enable=0 scalable_trace=stat_bench scalable_trace_ms=500')
+		for n in (33, 64):
+			self.assertEqual(scalable.trace_append(['stat_bench', 'qdo_idle'], 1000, n),
+					 'kunit.enable=0 scalable_trace=stat_bench,qdo_idle '
+					 'scalable_trace_ms=1000' + off)
 
 
 class WorkloadTest(unittest.TestCase):
