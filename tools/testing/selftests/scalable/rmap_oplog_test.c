@@ -422,69 +422,6 @@ FIXTURE_TEARDOWN_PARENT(rmap_oplog)
 
 /* ---- truncate ---- */
 
-/*
- * Every child faults page 1 in through its logged VMA, the file shrinks
- * to one page, and page 1 must be gone for all of them.
- */
-TEST_F_TIMEOUT(rmap_oplog, truncate, CASE_TIMEOUT)
-{
-	pid_t *pids = self->pids, pid;
-	long logged0, logged1;
-	struct gate g;
-	char path[128];
-	char *map;
-	int fd, i;
-
-	fd = make_file(self->root, "truncate", 2, path, sizeof(path));
-	ASSERT_LE(0, fd) TH_LOG("%s: %s", path, strerror(errno));
-	ASSERT_EQ(0, gate_open(&g)) TH_LOG("pipe: %s", strerror(errno));
-	map = mmap(NULL, 2 * page_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	ASSERT_NE(MAP_FAILED, map) TH_LOG("mmap: %s", strerror(errno));
-	probe(map + page_size);
-	logged0 = stat_of("logged");
-	for (i = 0; i < NR_CHILDREN; i++) {
-		/* Fork from every CPU: the inserts go to every CPU's log. */
-		pin(i);
-		pid = fork();
-		ASSERT_LE(0, pid) TH_LOG("fork: %s", strerror(errno));
-		if (pid == 0) {
-			int before = probe(map + page_size);
-
-			if (gate_wait(&g))
-				_exit(2);
-			if (before != 'b') {
-				TH_LOG("child %d: page 1 reads %d before", i, before);
-				_exit(3);
-			}
-			if (probe(map + page_size) != -1) {
-				TH_LOG("child %d: page 1 still mapped after the truncate",
-				       i);
-				_exit(1);
-			}
-			_exit(0);
-		}
-		pids[i] = pid;
-	}
-	unpin();
-	logged1 = stat_of("logged");
-	EXPECT_EQ(0, gate_gather(&g, NR_CHILDREN));
-	EXPECT_EQ(0, ftruncate(fd, page_size))
-		TH_LOG("ftruncate: %s", strerror(errno));
-	gate_release(&g, NR_CHILDREN);
-	EXPECT_EQ(0, wait_children(_metadata, pids, NR_CHILDREN));
-	EXPECT_EQ(-1, probe(map + page_size))
-		TH_LOG("page 1 still mapped in the parent");
-	if (variant->oplog) {
-		TH_LOG("%ld inserts logged by %d forks", logged1 - logged0,
-		       NR_CHILDREN);
-		EXPECT_LE(NR_CHILDREN, logged1 - logged0)
-			TH_LOG("the forks logged no insert");
-	}
-	munmap(map, 2 * page_size);
-	close(fd);
-	gate_close(&g);
-}
-
 /* Whether the page at @addr is in this process's page table: 1, 0, or -1. */
 static int page_present(const void *addr)
 {
@@ -502,6 +439,98 @@ static int page_present(const void *addr)
 }
 
 /*
+ * Fork NR_CHILDREN children of @map (page 1 of @fd mapped in the parent),
+ * one from each CPU, so that their inserts go to every CPU's log; shrink
+ * the file to one page once each has read page 1, and require SIGBUS on
+ * it in every child and in the parent.  With @copied the parent wrote
+ * page 0 first (an anon_vma): each child must find page 1 already mapped,
+ * copied at fork, and keep its copy of page 0.  Returns how much the
+ * stats counter @counter grew over the forks.
+ */
+static long truncate_under_children(struct __test_metadata *_metadata,
+				    pid_t *pids, int fd, char *map,
+				    bool copied, const char *counter)
+{
+	long before0, after;
+	struct gate g;
+	pid_t pid;
+	int i;
+
+	ASSERT_EQ(0, gate_open(&g)) TH_LOG("pipe: %s", strerror(errno));
+	before0 = stat_of(counter);
+	for (i = 0; i < NR_CHILDREN; i++) {
+		pin(i);
+		pid = fork();
+		ASSERT_LE(0, pid) TH_LOG("fork: %s", strerror(errno));
+		if (pid == 0) {
+			int present = page_present(map + page_size);
+			int before = probe(map + page_size);
+
+			if (gate_wait(&g))
+				_exit(2);
+			if (copied && present != 1) {
+				TH_LOG("child %d: page 1 not copied at fork (%d)",
+				       i, present);
+				_exit(5);
+			}
+			if (before != 'b' || (copied && map[0] != 'x')) {
+				TH_LOG("child %d: page 1 reads %d before", i, before);
+				_exit(3);
+			}
+			if (probe(map + page_size) != -1) {
+				TH_LOG("child %d: page 1 still mapped after the truncate",
+				       i);
+				_exit(1);
+			}
+			if (copied && map[0] != 'x') {
+				TH_LOG("child %d: lost its copy of page 0", i);
+				_exit(4);
+			}
+			_exit(0);
+		}
+		pids[i] = pid;
+	}
+	unpin();
+	after = stat_of(counter);
+	EXPECT_EQ(0, gate_gather(&g, NR_CHILDREN));
+	EXPECT_EQ(0, ftruncate(fd, page_size))
+		TH_LOG("ftruncate: %s", strerror(errno));
+	gate_release(&g, NR_CHILDREN);
+	EXPECT_EQ(0, wait_children(_metadata, pids, NR_CHILDREN));
+	EXPECT_EQ(-1, probe(map + page_size))
+		TH_LOG("page 1 still mapped in the parent");
+	gate_close(&g);
+	return after - before0;
+}
+
+/*
+ * Every child faults page 1 in through its logged VMA, the file shrinks
+ * to one page, and page 1 must be gone for all of them.
+ */
+TEST_F_TIMEOUT(rmap_oplog, truncate, CASE_TIMEOUT)
+{
+	char path[128];
+	long logged;
+	char *map;
+	int fd;
+
+	fd = make_file(self->root, "truncate", 2, path, sizeof(path));
+	ASSERT_LE(0, fd) TH_LOG("%s: %s", path, strerror(errno));
+	map = mmap(NULL, 2 * page_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	ASSERT_NE(MAP_FAILED, map) TH_LOG("mmap: %s", strerror(errno));
+	probe(map + page_size);
+	logged = truncate_under_children(_metadata, self->pids, fd, map, false,
+					 "logged");
+	if (variant->oplog) {
+		TH_LOG("%ld inserts logged by %d forks", logged, NR_CHILDREN);
+		EXPECT_LE(NR_CHILDREN, logged)
+			TH_LOG("the forks logged no insert");
+	}
+	munmap(map, 2 * page_size);
+	close(fd);
+}
+
+/*
  * As truncate, but the mapping is written first: with an anon_vma, fork
  * copies the parent's page table entries, page 1's included, so the
  * children never fault it in.  From the second fork on the parent's VMA
@@ -511,74 +540,29 @@ static int page_present(const void *addr)
  */
 TEST_F_TIMEOUT(rmap_oplog, truncate_copied, CASE_TIMEOUT)
 {
-	pid_t *pids = self->pids, pid;
-	long copied0, copied1;
-	struct gate g;
 	char path[128];
+	long copied;
 	char *map;
-	int fd, i;
+	int fd;
 
 	fd = make_file(self->root, "truncate_copied", 2, path, sizeof(path));
 	ASSERT_LE(0, fd) TH_LOG("%s: %s", path, strerror(errno));
-	ASSERT_EQ(0, gate_open(&g)) TH_LOG("pipe: %s", strerror(errno));
 	map = mmap(NULL, 2 * page_size, PROT_READ | PROT_WRITE, MAP_PRIVATE,
 		   fd, 0);
 	ASSERT_NE(MAP_FAILED, map) TH_LOG("mmap: %s", strerror(errno));
 	map[0] = 'x';
 	ASSERT_EQ('b', probe(map + page_size));
-	copied0 = stat_of("logged_copied");
-	for (i = 0; i < NR_CHILDREN; i++) {
-		pin(i);
-		pid = fork();
-		ASSERT_LE(0, pid) TH_LOG("fork: %s", strerror(errno));
-		if (pid == 0) {
-			int copied = page_present(map + page_size);
-			int before = probe(map + page_size);
-
-			if (gate_wait(&g))
-				_exit(2);
-			if (copied != 1) {
-				TH_LOG("child %d: page 1 not copied at fork (%d)",
-				       i, copied);
-				_exit(5);
-			}
-			if (before != 'b' || map[0] != 'x') {
-				TH_LOG("child %d: pages read %d and %d before",
-				       i, map[0], before);
-				_exit(3);
-			}
-			if (probe(map + page_size) != -1) {
-				TH_LOG("child %d: page 1 still mapped after the truncate",
-				       i);
-				_exit(1);
-			}
-			if (map[0] != 'x') {
-				TH_LOG("child %d: lost its copy of page 0", i);
-				_exit(4);
-			}
-			_exit(0);
-		}
-		pids[i] = pid;
-	}
-	unpin();
-	copied1 = stat_of("logged_copied");
-	EXPECT_EQ(0, gate_gather(&g, NR_CHILDREN));
-	EXPECT_EQ(0, ftruncate(fd, page_size))
-		TH_LOG("ftruncate: %s", strerror(errno));
-	gate_release(&g, NR_CHILDREN);
-	EXPECT_EQ(0, wait_children(_metadata, pids, NR_CHILDREN));
-	EXPECT_EQ(-1, probe(map + page_size))
-		TH_LOG("page 1 still mapped in the parent");
+	copied = truncate_under_children(_metadata, self->pids, fd, map, true,
+					 "logged_copied");
 	EXPECT_EQ('x', map[0]);
 	if (variant->oplog) {
 		TH_LOG("%ld inserts with copied entries logged by %d forks",
-		       copied1 - copied0, NR_CHILDREN);
-		EXPECT_LE(NR_CHILDREN - 1, copied1 - copied0)
+		       copied, NR_CHILDREN);
+		EXPECT_LE(NR_CHILDREN - 1, copied)
 			TH_LOG("fewer copied inserts logged than forks");
 	}
 	munmap(map, 2 * page_size);
 	close(fd);
-	gate_close(&g);
 }
 
 /* ---- absorb ---- */
