@@ -151,7 +151,10 @@ if [ -n "$scalable_trace" ]; then
 		# and remove under the tracer
 		stat_bench) args="$targs -n 8192" ;;
 		ast_bench) args="$targs -t 100 -b 1" ;;
-		exec_bench) args="$targs -S ${scalable_exec_shape:-exec}" ;;
+		# a 1000 ms window holds about 16 execs of all 8 traced vCPUs
+		# together: four times the window, for some 60
+		exec_bench) args="-w $((ms * 4 / 5)) -m $((ms * 4)) -r 1 -c $n"
+			args="$args -S ${scalable_exec_shape:-exec}" ;;
 		# the thesis's crossover region, and one far from it
 		fork_truncate) args="$targs -T 1,2,3,10" ;;
 		qdo_idle) t=qdo_latency; args="-I $ms" ;;
