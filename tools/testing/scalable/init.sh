@@ -151,8 +151,8 @@ if [ -n "$scalable_trace" ]; then
 		# and remove under the tracer
 		stat_bench) args="$targs -n 8192" ;;
 		ast_bench) args="$targs -t 100 -b 1" ;;
-		# a 1000 ms window holds about 16 execs of all 8 traced vCPUs
-		# together: four times the window, for some 60
+		# an exec is long next to the other operations: four times
+		# the window, so that a window holds enough of them
 		exec_bench) args="-w $((ms * 4 / 5)) -m $((ms * 4)) -r 1 -c $n"
 			args="$args -S ${scalable_exec_shape:-exec}" ;;
 		# the thesis's crossover region, and one far from it

@@ -833,11 +833,11 @@ GATES = [dict(zip(GATE_FIELDS, g)) for g in (
 	# fork+exec+wait of a dynamically linked program ("true"): the fork
 	# logs the inserts of the worker's file VMAs, the exec and ld.so those
 	# of the program, ld.so and libc, and the exits cancel them or log
-	# their removal.  The whole exec stays a few times its floor through
-	# lines that are not the reverse map's (a dentry's lockref in the
-	# path walk, the negative lookups of ld.so's search path on the
-	# initramfs: issue 35), so it is held to stock and its floor only
-	# reported; the reverse map's own figure is not gated, since the
+	# their removal.  The whole exec is held to stock and its floor only
+	# reported: lines that are not the reverse map's keep it above the
+	# floor, the root dentry's count above all (every path walk that
+	# leaves RCU-walk takes "/", which the dentry OpLog does not count;
+	# issue 35).  The reverse map's own figure is not gated, since the
 	# rwsem functions it is charged with by symbol take each exec's
 	# mmap_lock too.  About 40 logged operations per exec (the inserts
 	# of the child's and the program's file VMAs, their relogs after
