@@ -20,6 +20,11 @@
  *    (and may sleep);
  *  - a holder that reads the tree sees nothing logged while it holds the
  *    rwsem: ->attach refuses while the rwsem is held (rmap_oplog_attach());
+ *  - a VMA whose insert is logged may change its range without the rwsem
+ *    (rmap_oplog_prepare_logged()) while its code says so: an apply
+ *    claims an insert with a compare-and-exchange from OPLOG_ADD, and a
+ *    holder that synchronizes waits for a marked one, as it would wait
+ *    for the rwsem; others put it back on the spill list;
  *  - ->exec may run without the rwsem (an eviction, a full log, the
  *    shrinker, a dead CPU), so it only moves the op to ->i_mmap_spill,
  *    which every holder of the write lock applies;
@@ -36,6 +41,10 @@
  * Lock ordering (within mm/rmap.c's):
  *   mm->mmap_lock
  *     mapping->i_mmap_rwsem		(not taken to log)
+ *       a marked VMA (rmap_oplog_prepare_logged(); lockdep:
+ *       "rmap_oplog_prepare", taken shared by the owner, waited for by
+ *       a synchronizing holder)
+ *         anon_vma->rwsem
  *       mapping->i_mmap_oplog_lock	(the OpLog object lock)
  *         OpLog's per-CPU cache and log locks (raw)
  * Another mapping's object lock is only trylocked (an eviction).  Freeing
@@ -96,6 +105,8 @@ enum rmap_oplog_stat {
 	RMAP_OPLOG_HANDED_OFF,		/* VMAs whose free a logged remove took */
 	RMAP_OPLOG_RELOGGED,		/* vma_complete(): logged again */
 	RMAP_OPLOG_LOGGED_COPIED,	/* ... of "logged": fork, PTEs copied */
+	RMAP_OPLOG_PREPARED_LOCKLESS,	/* vma_prepare(): no rwsem taken */
+	RMAP_OPLOG_PREPARE_WAITS,	/* holders that waited for one */
 	RMAP_OPLOG_NR_STATS,
 };
 
@@ -103,7 +114,8 @@ static const char * const rmap_oplog_stat_names[RMAP_OPLOG_NR_STATS] = {
 	"logged", "refused", "absorbed_local", "absorbed_global", "applied",
 	"syncs", "read_upgrades", "logged_mmap", "prepared_local",
 	"prepared_global", "moved_logged", "logged_remove", "applied_remove",
-	"handed_off", "relogged", "logged_copied",
+	"handed_off", "relogged", "logged_copied", "prepared_lockless",
+	"prepare_waits",
 };
 
 static DEFINE_PER_CPU(unsigned long [RMAP_OPLOG_NR_STATS], rmap_oplog_stats);
@@ -111,6 +123,38 @@ static DEFINE_PER_CPU(unsigned long [RMAP_OPLOG_NR_STATS], rmap_oplog_stats);
 static void rmap_oplog_count(enum rmap_oplog_stat s, unsigned long n)
 {
 	this_cpu_add(rmap_oplog_stats[s], n);
+}
+
+/*
+ * A VMA marked by rmap_oplog_prepare_logged() is held by its owner as
+ * i_mmap_rwsem is held for write: a holder that synchronizes waits for
+ * it.  Lockdep sees the owner take this map shared and the holder take it
+ * exclusively, so an owner that takes the rwsem while marking, or a
+ * holder that waits under a lock the owner takes, is reported.
+ */
+#ifdef CONFIG_DEBUG_LOCK_ALLOC
+static struct lock_class_key rmap_oplog_prepare_key;
+static struct lockdep_map rmap_oplog_prepare_map =
+	STATIC_LOCKDEP_MAP_INIT("rmap_oplog_prepare", &rmap_oplog_prepare_key);
+#define rmap_oplog_prepare_acquire_shared() \
+	lock_acquire_shared(&rmap_oplog_prepare_map, 0, 0, NULL, _RET_IP_)
+#define rmap_oplog_prepare_release() \
+	lock_release(&rmap_oplog_prepare_map, _RET_IP_)
+#define rmap_oplog_prepare_wait_acquire() \
+	lock_map_acquire(&rmap_oplog_prepare_map)
+#define rmap_oplog_prepare_wait_release() \
+	lock_map_release(&rmap_oplog_prepare_map)
+#else
+#define rmap_oplog_prepare_acquire_shared()	do { } while (0)
+#define rmap_oplog_prepare_release()		do { } while (0)
+#define rmap_oplog_prepare_wait_acquire()	do { } while (0)
+#define rmap_oplog_prepare_wait_release()	do { } while (0)
+#endif
+
+static bool rmap_oplog_code_marked(unsigned int code)
+{
+	return code == RMAP_OPLOG_CODE_PREPARING ||
+	       code == RMAP_OPLOG_CODE_PREPARING_WAITED;
 }
 
 /*
@@ -299,7 +343,8 @@ void rmap_oplog_mapping_release(struct address_space *mapping)
 	list_for_each_entry_safe(vma, next, &batch, i_mmap_op.op.node) {
 		list_del(&vma->i_mmap_op.op.node);
 		/* An insert of a VMA that no longer exists: a lost unlink. */
-		if (WARN_ON_ONCE(READ_ONCE(vma->i_mmap_op.code) == OPLOG_ADD))
+		if (WARN_ON_ONCE(READ_ONCE(vma->i_mmap_op.code) == OPLOG_ADD ||
+				 rmap_oplog_code_marked(READ_ONCE(vma->i_mmap_op.code))))
 			continue;
 		vma_interval_tree_remove(vma, &mapping->i_mmap);
 		rmap_oplog_removed(vma);
@@ -310,16 +355,17 @@ void rmap_oplog_mapping_release(struct address_space *mapping)
 }
 
 /*
- * Apply the logged inserts and removes of @batch to the tree.  i_mmap_rwsem
- * held for write.  An insert's code is OPLOG_ADD until here; a remove's is
- * OPLOG_REMOVE or a hand-off, RMAP_OPLOG_CODE_HANDED_OFF or _UNREACHABLE
- * (its owner may change the first into one of the others meanwhile, and
- * nothing else touches it).  Operations on
- * different VMAs commute, and no VMA has both logged, so the order does
- * not matter.
+ * Apply the logged inserts and removes of @batch to the tree, and move the
+ * inserts of VMAs marked by their owners (rmap_oplog_prepare_logged()) to
+ * @busy.  i_mmap_rwsem held for write.  An insert's code is OPLOG_ADD
+ * until here, or a mark; a remove's is OPLOG_REMOVE or a hand-off,
+ * RMAP_OPLOG_CODE_HANDED_OFF or _UNREACHABLE (its owner may change the
+ * first into one of the others meanwhile, and nothing else touches it).
+ * Operations on different VMAs commute, and no VMA has both logged, so
+ * the order does not matter.
  */
 static void rmap_oplog_apply(struct address_space *mapping,
-			     struct list_head *batch)
+			     struct list_head *batch, struct list_head *busy)
 {
 	unsigned long inserts = 0, removes = 0;
 	struct vm_area_struct *vma, *next;
@@ -329,13 +375,22 @@ static void rmap_oplog_apply(struct address_space *mapping,
 		unsigned int code = READ_ONCE(vma->i_mmap_op.code);
 
 		list_del(&vma->i_mmap_op.op.node);
-		if (code == OPLOG_ADD) {
+		if (code == OPLOG_ADD || rmap_oplog_code_marked(code)) {
 			/*
-			 * Pairs with __rmap_oplog_log_removes(): its unlink may
-			 * queue a remove in this op as soon as it reads 0, so
-			 * the list_del() above must be visible first.
+			 * Claim the insert, fully ordered.  Pairs with
+			 * __rmap_oplog_log_removes(): its unlink may queue a
+			 * remove in this op as soon as it reads 0, so the
+			 * list_del() above must be visible first.  Pairs with
+			 * __rmap_oplog_prepare_logged()'s try_cmpxchg() and
+			 * rwsem_is_locked(): this holder's down_write() came
+			 * before, so either its owner sees the rwsem held and
+			 * unmarks the VMA, or this sees the mark.
 			 */
-			smp_store_release(&vma->i_mmap_op.code, 0);
+			if (code != OPLOG_ADD ||
+			    !try_cmpxchg(&vma->i_mmap_op.code, &code, 0)) {
+				list_add_tail(&vma->i_mmap_op.op.node, busy);
+				continue;
+			}
 			flush_dcache_mmap_lock(mapping);
 			vma_interval_tree_insert(vma, &mapping->i_mmap);
 			flush_dcache_mmap_unlock(mapping);
@@ -360,6 +415,21 @@ static void rmap_oplog_apply(struct address_space *mapping,
 }
 
 /*
+ * Put the marked inserts of @busy (rmap_oplog_apply()) back on the spill
+ * list, for a holder that does not wait for their owners: the next holder
+ * that synchronizes does.  i_mmap_rwsem held for write.
+ */
+static void rmap_oplog_respill(struct address_space *mapping,
+			       struct list_head *busy)
+{
+	if (list_empty(busy))
+		return;
+	spin_lock(&mapping->i_mmap_oplog_lock);
+	list_splice_tail_init(busy, &mapping->i_mmap_spill);
+	spin_unlock(&mapping->i_mmap_oplog_lock);
+}
+
+/*
  * Apply what evictions, full logs, the shrinker or a dead CPU spilled, for
  * a holder that synchronizes only its own VMAs: keeps the removes (and
  * their VMAs' memory) from piling up where no reader comes.  Inserts go in
@@ -370,6 +440,7 @@ static void rmap_oplog_apply(struct address_space *mapping,
 static void rmap_oplog_apply_spill(struct address_space *mapping)
 {
 	LIST_HEAD(batch);
+	LIST_HEAD(busy);
 
 	i_mmap_assert_write_locked(mapping);
 	/* A hint: a spill made after it waits for the next holder. */
@@ -378,7 +449,68 @@ static void rmap_oplog_apply_spill(struct address_space *mapping)
 	spin_lock(&mapping->i_mmap_oplog_lock);
 	list_splice_tail_init(&mapping->i_mmap_spill, &batch);
 	spin_unlock(&mapping->i_mmap_oplog_lock);
-	rmap_oplog_apply(mapping, &batch);
+	rmap_oplog_apply(mapping, &batch, &busy);
+	rmap_oplog_respill(mapping, &busy);
+}
+
+/*
+ * Wait until the owner of @vma, whose insert it marked, unmarks it
+ * (rmap_oplog_complete_logged()).  i_mmap_rwsem held for write; sleeps.
+ * Pairs with rmap_oplog_unmark()'s xchg(): either that sees the waiter's
+ * mark and wakes it, or the waiter sees the mark gone.
+ */
+static void rmap_oplog_wait_marked(struct vm_area_struct *vma)
+{
+	unsigned int code = READ_ONCE(vma->i_mmap_op.code);
+
+	while (code == RMAP_OPLOG_CODE_PREPARING) {
+		if (try_cmpxchg(&vma->i_mmap_op.code, &code,
+				RMAP_OPLOG_CODE_PREPARING_WAITED))
+			break;
+	}
+	wait_var_event(&vma->i_mmap_op.code,
+		       READ_ONCE(vma->i_mmap_op.code) !=
+		       RMAP_OPLOG_CODE_PREPARING_WAITED);
+}
+
+/*
+ * The synchronize of a holder that reads the whole tree: take and apply
+ * every logged operation, then wait for the owners of marked VMAs and
+ * take again, since an owner logs the part it split off before it
+ * unmarks (rmap_oplog_complete_logged()).  No new mark can be made while
+ * the rwsem is held, so this ends.  With @trylock, gives up instead of
+ * waiting: the marked inserts go back on the spill list.  i_mmap_rwsem
+ * held for write; sleeps unless @trylock.  Returns true when nothing of
+ * @mapping is logged any more.
+ */
+static bool rmap_oplog_sync_all(struct address_space *mapping, bool trylock)
+{
+	struct vm_area_struct *vma;
+	LIST_HEAD(batch);
+	LIST_HEAD(busy);
+
+	i_mmap_assert_write_locked(mapping);
+	if (!trylock)
+		rmap_oplog_prepare_wait_acquire();
+	for (;;) {
+		spin_lock(&mapping->i_mmap_oplog_lock);
+		rmap_oplog_take(mapping, &batch);
+		spin_unlock(&mapping->i_mmap_oplog_lock);
+		rmap_oplog_apply(mapping, &batch, &busy);
+		if (list_empty(&busy))
+			break;
+		if (trylock) {
+			rmap_oplog_respill(mapping, &busy);
+			return false;
+		}
+		list_for_each_entry(vma, &busy, i_mmap_op.op.node)
+			rmap_oplog_wait_marked(vma);
+		rmap_oplog_count(RMAP_OPLOG_PREPARE_WAITS, 1);
+		list_splice_init(&busy, &batch);
+	}
+	if (!trylock)
+		rmap_oplog_prepare_wait_release();
+	return true;
 }
 
 /**
@@ -388,21 +520,18 @@ static void rmap_oplog_apply_spill(struct address_space *mapping)
  * The synchronize of the thesis (section 6.1) for the reverse map: flushes
  * every CPU's log of @mapping and applies the inserts and removes, and
  * those spilled by evictions, to @mapping->i_mmap (freeing the VMAs whose
- * owners handed them off).  Afterwards no CPU holds a log of @mapping, and
- * none can attach one until i_mmap_rwsem is released.
+ * owners handed them off).  A VMA whose owner changes its range without
+ * the rwsem (rmap_oplog_prepare_logged()) is waited for and then put in.
+ * Afterwards no CPU holds a log of @mapping, and none can attach one
+ * until i_mmap_rwsem is released.
  *
  * Context: i_mmap_rwsem held for write (the i_mmap_lock_write() helpers);
- * takes the object lock and OpLog's raw per-CPU locks; does not sleep.
+ * takes the object lock and OpLog's raw per-CPU locks; may sleep, waiting
+ * for such an owner.
  */
 void __rmap_oplog_sync(struct address_space *mapping)
 {
-	LIST_HEAD(batch);
-
-	i_mmap_assert_write_locked(mapping);
-	spin_lock(&mapping->i_mmap_oplog_lock);
-	rmap_oplog_take(mapping, &batch);
-	spin_unlock(&mapping->i_mmap_oplog_lock);
-	rmap_oplog_apply(mapping, &batch);
+	rmap_oplog_sync_all(mapping, false);
 }
 EXPORT_SYMBOL(__rmap_oplog_sync);
 
@@ -427,7 +556,9 @@ static bool rmap_oplog_has_logged(struct address_space *mapping)
  * logged until the read lock is released (->attach refuses).  Otherwise
  * trade the read lock for the write lock (waiting, or trying once when
  * @trylock), synchronize, and downgrade: the tree may be written only by a
- * holder of the write lock, whatever other readers do meanwhile.
+ * holder of the write lock, whatever other readers do meanwhile.  With
+ * @trylock, a VMA whose owner is changing it without the rwsem
+ * (rmap_oplog_prepare_logged()) makes it give up rather than wait.
  *
  * Context: i_mmap_rwsem held for read; may sleep unless @trylock.
  * Return: true with i_mmap_rwsem held for read; false (only if @trylock)
@@ -445,7 +576,10 @@ bool __rmap_oplog_sync_read(struct address_space *mapping, bool trylock)
 	} else {
 		down_write(&mapping->i_mmap_rwsem);
 	}
-	__rmap_oplog_sync(mapping);
+	if (!rmap_oplog_sync_all(mapping, trylock)) {
+		up_write(&mapping->i_mmap_rwsem);
+		return false;
+	}
 	downgrade_write(&mapping->i_mmap_rwsem);
 	rmap_oplog_count(RMAP_OPLOG_UPGRADES, 1);
 	return true;
@@ -781,6 +915,7 @@ static void rmap_oplog_apply_own(struct address_space *mapping,
 {
 	struct vm_area_struct *vma;
 	LIST_HEAD(batch);
+	LIST_HEAD(busy);
 	int i;
 
 	i_mmap_assert_write_locked(mapping);
@@ -814,7 +949,9 @@ static void rmap_oplog_apply_own(struct address_space *mapping,
 		list_splice_tail_init(&mapping->i_mmap_spill, &batch);
 		spin_unlock(&mapping->i_mmap_oplog_lock);
 	}
-	rmap_oplog_apply(mapping, &batch);
+	/* Marked VMAs are others': this holder does not wait for them. */
+	rmap_oplog_apply(mapping, &batch, &busy);
+	rmap_oplog_respill(mapping, &busy);
 	if (!*global)
 		rmap_oplog_apply_spill(mapping);
 }
@@ -882,6 +1019,93 @@ bool __rmap_oplog_relog(struct address_space *mapping,
 		return false;
 	rmap_oplog_count(RMAP_OPLOG_RELOGGED, 1);
 	return true;
+}
+
+/*
+ * Unmark @vma (rmap_oplog_prepare_logged()): its insert is logged with its
+ * range as it is now.  Fully ordered: the owner's changes of the range
+ * before, the check for a waiter after.  Pairs with
+ * rmap_oplog_wait_marked()'s try_cmpxchg().
+ */
+static void rmap_oplog_unmark(struct vm_area_struct *vma)
+{
+	if (xchg(&vma->i_mmap_op.code, OPLOG_ADD) ==
+	    RMAP_OPLOG_CODE_PREPARING_WAITED)
+		wake_up_var(&vma->i_mmap_op.code);
+}
+
+/**
+ * __rmap_oplog_prepare_logged() - see rmap_oplog_prepare_logged()
+ * @mapping: the address space
+ * @vmas: the VMAs that the caller changes, or NULL
+ * @count: the number of entries in @vmas
+ *
+ * Context: see rmap_oplog_prepare_logged().
+ * Return: see rmap_oplog_prepare_logged().
+ */
+bool __rmap_oplog_prepare_logged(struct address_space *mapping,
+				 struct vm_area_struct **vmas, int count)
+{
+	unsigned int code;
+	int i;
+
+	for (i = 0; i < count; i++) {
+		if (!vmas[i])
+			continue;
+		code = OPLOG_ADD;
+		/* Fully ordered; pairs with rmap_oplog_apply()'s claim. */
+		if (!try_cmpxchg(&vmas[i]->i_mmap_op.code, &code,
+				 RMAP_OPLOG_CODE_PREPARING))
+			goto undo;
+	}
+	/*
+	 * Pairs with a synchronizing holder's down_write() and its claim in
+	 * rmap_oplog_apply(): if this sees the rwsem free, that claim comes
+	 * later and sees the marks, so the holder waits; a later holder is
+	 * waited for only by a preparation that saw the rwsem free.
+	 */
+	if (rwsem_is_locked(&mapping->i_mmap_rwsem))
+		goto undo;
+	rmap_oplog_prepare_acquire_shared();
+	rmap_oplog_count(RMAP_OPLOG_PREPARED_LOCKLESS, 1);
+	return true;
+undo:
+	while (--i >= 0)
+		if (vmas[i])
+			rmap_oplog_unmark(vmas[i]);
+	return false;
+}
+
+/**
+ * __rmap_oplog_complete_logged() - see rmap_oplog_complete_logged()
+ * @mapping: the address space
+ * @vmas: the marked VMAs, or NULL
+ * @count: the number of entries in @vmas
+ * @insert: the VMA split off, or NULL
+ *
+ * Context: see rmap_oplog_complete_logged().
+ */
+void __rmap_oplog_complete_logged(struct address_space *mapping,
+				  struct vm_area_struct **vmas, int count,
+				  struct vm_area_struct *insert)
+{
+	int i;
+
+	/*
+	 * Before the unmark: a holder that waited for a marked VMA takes the
+	 * logs and the spill list again after it, and finds @insert there.
+	 */
+	if (insert && !rmap_oplog_queue_insert(mapping, insert)) {
+		spin_lock(&mapping->i_mmap_oplog_lock);
+		insert->i_mmap_op.key = (unsigned long)insert;
+		WRITE_ONCE(insert->i_mmap_op.code, OPLOG_ADD);
+		list_add_tail(&insert->i_mmap_op.op.node, &mapping->i_mmap_spill);
+		spin_unlock(&mapping->i_mmap_oplog_lock);
+	}
+	for (i = 0; i < count; i++)
+		if (vmas[i])
+			rmap_oplog_unmark(vmas[i]);
+	rmap_oplog_prepare_release();
 }
 
 /**

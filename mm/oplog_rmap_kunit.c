@@ -16,7 +16,10 @@
 #include <kunit/visibility.h>
 #include <linux/cpu.h>
 #include <linux/cpumask.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
 #include <linux/fs.h>
+#include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/oplog.h>
 #include <linux/rmap.h>
@@ -443,6 +446,168 @@ static void rmap_oplog_test_split(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, rmap_oplog_relog(t->mapping, tail));
 	KUNIT_EXPECT_FALSE(test, rmap_oplog_insert_logged(tail));
 	i_mmap_unlock_write(t->mapping);
+	rt_unpin();
+	rt_done(test, t);
+}
+
+/*
+ * A holder of i_mmap_rwsem in a thread of its own, bound to a CPU: the
+ * owner of a marked VMA must not take the rwsem (lockdep would see the
+ * inversion), so the test, which owns the marks, does not.
+ */
+struct rt_walker {
+	struct rt_ctx		*t;
+	struct completion	done;
+	int			head, tail, all;
+};
+
+/* One that synchronizes: what it sees over pgoffs 0-1, 2-3, and all. */
+static int rt_walker_sync(void *data)
+{
+	struct rt_walker *w = data;
+
+	i_mmap_lock_write(w->t->mapping);
+	w->head = rt_count(w->t, 0, 1);
+	w->tail = rt_count(w->t, 2, 3);
+	w->all = rt_count(w->t, 0, ULONG_MAX);
+	i_mmap_unlock_write(w->t->mapping);
+	complete(&w->done);
+	return 0;
+}
+
+/* One that needs its own VMA only: a locked insert after vmas[2]. */
+static int rt_walker_lock_insert(void *data)
+{
+	struct rt_walker *w = data;
+
+	rmap_oplog_lock_insert(w->t->mapping, w->t->vmas[2]);
+	w->head = rt_in_tree(w->t, w->t->vmas[2]);
+	w->tail = rt_in_tree(w->t, w->t->vmas[3]);
+	i_mmap_unlock_write(w->t->mapping);
+	complete(&w->done);
+	return 0;
+}
+
+static struct rt_walker *rt_walker_start(struct kunit *test, struct rt_ctx *t,
+					 int (*fn)(void *), unsigned int cpu)
+{
+	struct rt_walker *w = kzalloc(sizeof(*w), GFP_KERNEL);
+	struct task_struct *task;
+
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	w->t = t;
+	init_completion(&w->done);
+	task = kthread_create(fn, w, "rt_walker");
+	if (IS_ERR(task))
+		kfree(w);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	kthread_bind(task, cpu);
+	wake_up_process(task);
+	return w;
+}
+
+/* Wait for @w; on a timeout it may still use @w, which is leaked. */
+static void rt_walker_wait(struct kunit *test, struct rt_walker *w)
+{
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&w->done, 30 * HZ), 0UL);
+}
+
+/*
+ * vma_prepare() of VMAs whose inserts are all still logged, in any CPU's
+ * log, takes no rwsem: they are marked while their owner changes them.  A
+ * trylock reader gives up rather than wait; a holder that synchronizes
+ * waits for the owner, and then puts in the VMA with its new range and
+ * the part split off; one that needs only its own VMAs passes a marked
+ * one over.  A VMA in the tree, or the rwsem held, takes the locked way,
+ * nothing marked.
+ */
+static void rmap_oplog_test_split_lockless(struct kunit *test)
+{
+	struct rt_ctx *t = rt_new(test);
+	struct vm_area_struct *vma = t->vmas[0], *tail = t->vmas[1];
+	struct vm_area_struct *vmas[2] = { NULL, vma };
+	unsigned long timeout;
+	struct rt_walker *w;
+	unsigned int a, b;
+
+	rt_two_cpus(test, &a, &b);
+	/* Logged on a, changed on b. */
+	rt_pin(test, a);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, vma));
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[2]));
+	rt_pin(test, b);
+	KUNIT_ASSERT_TRUE(test, rmap_oplog_prepare_logged(t->mapping, vmas, 2));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(vma->i_mmap_op.code),
+			RMAP_OPLOG_CODE_PREPARING);
+	KUNIT_EXPECT_FALSE(test, rwsem_is_locked(&t->mapping->i_mmap_rwsem));
+
+	/* It applies the other insert, and puts the marked one back. */
+	KUNIT_EXPECT_EQ(test, i_mmap_trylock_read(t->mapping), 0);
+	KUNIT_EXPECT_FALSE(test, rwsem_is_locked(&t->mapping->i_mmap_rwsem));
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_insert_logged(t->vmas[2]));
+	KUNIT_EXPECT_FALSE(test, list_empty(&t->mapping->i_mmap_spill));
+
+	w = rt_walker_start(test, t, rt_walker_sync, a);
+	/* The walker marks the VMA as waited for before it sleeps. */
+	timeout = jiffies + 30 * HZ;
+	while (READ_ONCE(vma->i_mmap_op.code) != RMAP_OPLOG_CODE_PREPARING_WAITED &&
+	       time_before(jiffies, timeout))
+		msleep(20);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(vma->i_mmap_op.code),
+			RMAP_OPLOG_CODE_PREPARING_WAITED);
+	KUNIT_EXPECT_FALSE(test, completion_done(&w->done));
+	/* The split: the tail takes pgoffs 2-3. */
+	tail->vm_start = vma->vm_start + 2 * PAGE_SIZE;
+	tail->vm_end = vma->vm_end;
+	tail->vm_pgoff = 2;
+	vma->vm_end = tail->vm_start;
+	rmap_oplog_complete_logged(t->mapping, vmas, 2, tail);
+	rt_walker_wait(test, w);
+	KUNIT_EXPECT_EQ(test, w->head, 1);
+	KUNIT_EXPECT_EQ(test, w->tail, 1);
+	KUNIT_EXPECT_EQ(test, w->all, 3);
+	kfree(w);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(vma->i_mmap_op.code), 0U);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(tail->i_mmap_op.code), 0U);
+
+	/* In the tree: the locked way. */
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_prepare_logged(t->mapping, vmas, 2));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(vma->i_mmap_op.code), 0U);
+	/* vmas[2] out of the tree again, for the last case. */
+	i_mmap_lock_write(t->mapping);
+	vma_interval_tree_remove(t->vmas[2], &t->mapping->i_mmap);
+	i_mmap_unlock_write(t->mapping);
+
+	/* Logged, but a reader holds the rwsem: the locked way. */
+	vmas[1] = t->vmas[3];
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[3]));
+	down_read(&t->mapping->i_mmap_rwsem);
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_prepare_logged(t->mapping, vmas, 2));
+	up_read(&t->mapping->i_mmap_rwsem);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_insert_logged(t->vmas[3]));
+
+	/*
+	 * A locked insert on b after a parent logged on a synchronizes every
+	 * CPU's log, and passes the marked VMA over.
+	 */
+	rt_pin(test, a);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[2]));
+	rt_pin(test, b);
+	KUNIT_ASSERT_TRUE(test, rmap_oplog_prepare_logged(t->mapping, vmas, 2));
+	w = rt_walker_start(test, t, rt_walker_lock_insert, b);
+	rt_walker_wait(test, w);
+	KUNIT_EXPECT_EQ(test, w->head, 1);
+	KUNIT_EXPECT_EQ(test, w->tail, 0);
+	kfree(w);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(t->vmas[3]->i_mmap_op.code),
+			RMAP_OPLOG_CODE_PREPARING);
+	KUNIT_EXPECT_FALSE(test, list_empty(&t->mapping->i_mmap_spill));
+	rmap_oplog_complete_logged(t->mapping, vmas, 2, NULL);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_insert_logged(t->vmas[3]));
+	i_mmap_lock_read(t->mapping);
+	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[3]));
+	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 4);
+	i_mmap_unlock_read(t->mapping);
 	rt_unpin();
 	rt_done(test, t);
 }
@@ -891,6 +1056,7 @@ static struct kunit_case rmap_oplog_test_cases[] = {
 	KUNIT_CASE(rmap_oplog_test_refuse),
 	KUNIT_CASE(rmap_oplog_test_spill),
 	KUNIT_CASE(rmap_oplog_test_split),
+	KUNIT_CASE(rmap_oplog_test_split_lockless),
 	KUNIT_CASE(rmap_oplog_test_lock_insert),
 	KUNIT_CASE(rmap_oplog_test_lock_insert_remote),
 	KUNIT_CASE(rmap_oplog_test_remove),

@@ -26,6 +26,14 @@ DECLARE_STATIC_KEY_FALSE(rmap_oplog_key);
 #define RMAP_OPLOG_CODE_REMOVED		4	/* out of the tree: the owner frees it */
 #define RMAP_OPLOG_CODE_UNREACHABLE	5	/* ... by exit_mmap(): no grace period */
 
+/*
+ * &oplog_keyed_op.code of a VMA whose insert is logged and whose range its
+ * owner changes without i_mmap_rwsem (rmap_oplog_prepare_logged()): the
+ * owner's mark, and the mark with a holder of the rwsem waiting for it.
+ */
+#define RMAP_OPLOG_CODE_PREPARING	6
+#define RMAP_OPLOG_CODE_PREPARING_WAITED 7
+
 void rmap_oplog_mapping_init(struct address_space *mapping);
 void rmap_oplog_mapping_release(struct address_space *mapping);
 bool __rmap_oplog_fork_insert(struct vm_area_struct *vma,
@@ -45,6 +53,11 @@ unsigned int __rmap_oplog_prepare_vmas(struct address_space *mapping,
 				       struct vm_area_struct **vmas, int count);
 bool __rmap_oplog_relog(struct address_space *mapping,
 			struct vm_area_struct *vma);
+bool __rmap_oplog_prepare_logged(struct address_space *mapping,
+				 struct vm_area_struct **vmas, int count);
+void __rmap_oplog_complete_logged(struct address_space *mapping,
+				  struct vm_area_struct **vmas, int count,
+				  struct vm_area_struct *insert);
 void __rmap_oplog_lock_move(struct vm_area_struct *vma);
 int rmap_oplog_switch(bool on);
 #if IS_ENABLED(CONFIG_KUNIT)
@@ -150,6 +163,64 @@ static inline bool rmap_oplog_relog(struct address_space *mapping,
 {
 	return static_branch_unlikely(&rmap_oplog_logged_key) &&
 	       __rmap_oplog_relog(mapping, vma);
+}
+
+/**
+ * rmap_oplog_prepare_logged() - change logged VMAs without i_mmap_rwsem
+ * @mapping: the address space that every VMA of @vmas maps
+ * @vmas: the VMAs that the caller resizes (split, expand, shrink); NULL
+ *	entries are skipped
+ * @count: the number of entries in @vmas
+ *
+ * For vma_prepare() when it removes no VMA.  If the insert of every VMA
+ * of @vmas is still logged, in any CPU's log or a spill list, marks each
+ * of them (%RMAP_OPLOG_CODE_PREPARING) and returns true: the caller
+ * changes their ranges and ends with rmap_oplog_complete_logged(), taking
+ * no i_mmap_rwsem, so that an exec's ld.so, whose mprotect() splits the
+ * VMAs it has just mapped of libc, writes no line of libc's address space.
+ * A marked insert stays where it is; a holder of the rwsem that would put
+ * it into the tree waits for the owner's rmap_oplog_complete_logged(), as
+ * it would have waited for the rwsem, and then puts it in with its new
+ * range; a holder that reads only its own VMAs passes it over.  Marks
+ * nothing and returns false if a VMA is in the tree, or i_mmap_rwsem is
+ * held (the holder may be putting the VMAs into the tree): the caller
+ * takes the locked way, rmap_oplog_prepare_vmas().
+ * Context: task context, the VMAs' mmap_lock held for write; does not
+ * sleep.  Until rmap_oplog_complete_logged(), the caller holds what
+ * amounts to i_mmap_rwsem for write against synchronizing holders: it may
+ * take only what it could take under that rwsem (an anon_vma lock), and
+ * must not allocate memory that reclaim could free through @mapping.
+ * Return: true if every VMA of @vmas is marked.
+ */
+static inline bool rmap_oplog_prepare_logged(struct address_space *mapping,
+					     struct vm_area_struct **vmas,
+					     int count)
+{
+	return static_branch_unlikely(&rmap_oplog_key) &&
+	       __rmap_oplog_prepare_logged(mapping, vmas, count);
+}
+
+/**
+ * rmap_oplog_complete_logged() - end a change of logged VMAs
+ * @mapping: the address space, as given to rmap_oplog_prepare_logged()
+ * @vmas: the VMAs marked by rmap_oplog_prepare_logged(); NULL entries are
+ *	skipped
+ * @count: the number of entries in @vmas
+ * @insert: the VMA split off one of @vmas, in neither the tree nor a log,
+ *	or NULL
+ *
+ * Logs the insert of @insert (in this CPU's log, or the spill list if the
+ * log refuses), then unmarks @vmas, whose inserts stay logged with their
+ * new ranges, and wakes a holder of the rwsem waiting for them.
+ * Context: task context, after rmap_oplog_prepare_logged() returned true,
+ * the VMAs' mmap_lock still held for write; does not sleep.
+ */
+static inline void rmap_oplog_complete_logged(struct address_space *mapping,
+					      struct vm_area_struct **vmas,
+					      int count,
+					      struct vm_area_struct *insert)
+{
+	__rmap_oplog_complete_logged(mapping, vmas, count, insert);
 }
 
 /**
@@ -360,6 +431,20 @@ static inline bool rmap_oplog_relog(struct address_space *mapping,
 				    struct vm_area_struct *vma)
 {
 	return false;
+}
+
+static inline bool rmap_oplog_prepare_logged(struct address_space *mapping,
+					     struct vm_area_struct **vmas,
+					     int count)
+{
+	return false;
+}
+
+static inline void rmap_oplog_complete_logged(struct address_space *mapping,
+					      struct vm_area_struct **vmas,
+					      int count,
+					      struct vm_area_struct *insert)
+{
 }
 
 static inline void rmap_oplog_lock_insert(struct address_space *mapping,

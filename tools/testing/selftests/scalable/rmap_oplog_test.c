@@ -56,10 +56,12 @@
  *            MMAP_ROUNDS times, and map it once more, left logged; then the
  *            file is truncated to zero under them, and every page of both
  *            mappings of every child must give SIGBUS.  oplog: mmap() logs
- *            the insert of each new VMA (logged_mmap grows), the split puts
- *            the logged VMA into the tree first (vma_prepare():
- *            prepared_local or prepared_global grows), and each munmap()
- *            cancels its insert (absorbed_local or absorbed_global grows).
+ *            the insert of each new VMA (logged_mmap grows), the split
+ *            changes the logged VMA without i_mmap_rwsem (vma_prepare():
+ *            prepared_lockless grows), the merge, which frees one, takes
+ *            it (prepared_local or prepared_global grows), and each
+ *            munmap() cancels its insert (absorbed_local or
+ *            absorbed_global grows).
  *  move      a sibling on every other CPU maps the file (its insert logged
  *            there); then a child on CPU 0 maps it, faults its page in and
  *            moves the whole VMA with mremap(); after the truncate, the
@@ -1004,7 +1006,7 @@ static int mmap_child(struct __test_metadata *_metadata, int fd, bool pinned,
 /* Inserts logged by mmap(), split, merged, absorbed and truncated. */
 TEST_F_TIMEOUT(rmap_oplog, mmap, CASE_TIMEOUT)
 {
-	long mmap0, prep0, abs0, mmap1, prep1, abs1;
+	long mmap0, prep0, abs0, free0, mmap1, prep1, abs1, free1;
 	pid_t *pids = self->pids, pid;
 	struct gate g, turn;
 	bool gathered = true;
@@ -1017,6 +1019,7 @@ TEST_F_TIMEOUT(rmap_oplog, mmap, CASE_TIMEOUT)
 	ASSERT_EQ(0, gate_open(&turn)) TH_LOG("pipe: %s", strerror(errno));
 	mmap0 = stat_of("logged_mmap");
 	prep0 = stat_of("prepared_local") + stat_of("prepared_global");
+	free0 = stat_of("prepared_lockless");
 	abs0 = stat_of("absorbed_local") + stat_of("absorbed_global");
 	for (n = 0; n < NR_CHILDREN; n++) {
 		pid = fork();
@@ -1028,7 +1031,7 @@ TEST_F_TIMEOUT(rmap_oplog, mmap, CASE_TIMEOUT)
 	}
 	EXPECT_EQ(NR_CHILDREN, n) TH_LOG("fork: %s", strerror(errno));
 	/*
-	 * One child at a time, so that none holds i_mmap_rwsem (a split)
+	 * One child at a time, so that none holds i_mmap_rwsem (a merge)
 	 * while another attaches a log: ->attach would refuse, and that
 	 * mmap() would take the stock path and not be counted.
 	 */
@@ -1041,18 +1044,24 @@ TEST_F_TIMEOUT(rmap_oplog, mmap, CASE_TIMEOUT)
 	gate_release(&turn, n - i);
 	mmap1 = stat_of("logged_mmap");
 	prep1 = stat_of("prepared_local") + stat_of("prepared_global");
+	free1 = stat_of("prepared_lockless");
 	abs1 = stat_of("absorbed_local") + stat_of("absorbed_global");
 	EXPECT_EQ(0, ftruncate(fd, 0)) TH_LOG("ftruncate: %s", strerror(errno));
 	gate_release(&g, n);
 	EXPECT_EQ(0, wait_children(_metadata, pids, n));
 	if (variant->oplog) {
-		TH_LOG("%ld inserts logged by mmap(), %ld put in by splits, %ld absorbed",
-		       mmap1 - mmap0, prep1 - prep0, abs1 - abs0);
+		TH_LOG("%ld inserts logged by mmap(), %ld splits without the rwsem, "
+		       "%ld merges of logged VMAs under it, %ld absorbed",
+		       mmap1 - mmap0, free1 - free0, prep1 - prep0, abs1 - abs0);
 		/* Nothing else maps the file: each child's own ops are counted. */
 		EXPECT_LE(NR_CHILDREN * (MMAP_ROUNDS + 2), mmap1 - mmap0)
 			TH_LOG("mmap() logged too few inserts");
+		/* A split of logged VMAs takes no i_mmap_rwsem ... */
+		EXPECT_LE(NR_CHILDREN, free1 - free0)
+			TH_LOG("splits of logged VMAs took i_mmap_rwsem");
+		/* ... a merge, which frees one, does. */
 		EXPECT_LE(NR_CHILDREN, prep1 - prep0)
-			TH_LOG("splits put too few logged VMAs in");
+			TH_LOG("merges put too few logged VMAs in");
 		EXPECT_LE(NR_CHILDREN * MMAP_ROUNDS, abs1 - abs0)
 			TH_LOG("munmap() absorbed too few inserts");
 	}
