@@ -242,8 +242,9 @@ def cmd_trace(req, args):
 
 
 def trace_check(req, logdir):
-	"""make test: the instrument at 2, 4 and 8 vCPUs, the stat gate at 4, and
-	every OpLog user's traced gate at 8 (scalable_trace.GATES)."""
+	"""make test: the instrument at 2, 4 and 8 vCPUs, the stat gate at 4,
+	every OpLog user's traced gate at 8 (scalable_trace.GATES), and inotify's
+	at 16 (scalable_trace.WIDE_GATES)."""
 	problems = []
 	results = []
 	# A quantum of 5 instructions (less than a block) forces the vCPUs to take
@@ -275,15 +276,26 @@ def trace_check(req, logdir):
 	p += scalable_trace.instrument_problems(gated, cpus=(n,))
 	rows = scalable_trace.gate_rows(gated, n)
 	p += scalable_trace.gate_problems(gated, n)
-	problems += p
 	for name, verdict, detail in rows:
 		log('gate at %d vCPUs: %s: %s (%s)' % (n, name, verdict.upper(), detail))
-	write_results(req, 'gate', 'smp%d' % n, gate_text(rows, gated, p), t0, False)
+	# What shows only at more vCPUs, in a boot of its own.
+	w = scalable_trace.WIDE_GATE_CPUS
+	res, pw = trace_boot(req, w, scalable_trace.WIDE_GATE_WORKLOADS, req.trace_ms, logdir,
+			     req.trace_gate_quantum)
+	wide = res['results'] if res else []
+	wrows = scalable_trace.gate_rows(wide, w)
+	pw += scalable_trace.gate_problems(wide, w)
+	for name, verdict, detail in wrows:
+		log('gate at %d vCPUs: %s: %s (%s)' % (w, name, verdict.upper(), detail))
+	p += pw
+	problems += p
+	write_results(req, 'gate', 'smp%d' % n, gate_text(rows + wrows, gated + wide, p), t0,
+		      False)
 	os.makedirs(req.out, exist_ok=True)
 	with open(os.path.join(req.out, 'gate.json'), 'w') as f:
 		json.dump({'host_cpus': host_cpus(), 'date': time.strftime('%Y-%m-%dT%H:%M:%S%z'),
-			   'cpus': n, 'gates': rows, 'problems': problems, 'results': gated}, f,
-			  indent=1)
+			   'cpus': n, 'wide_cpus': w, 'gates': rows + wrows, 'problems': problems,
+			   'results': gated + wide}, f, indent=1)
 	for p in problems:
 		log('  ' + p)
 	log('tracer checks: %s' % ('FAIL' if problems else 'PASS'))

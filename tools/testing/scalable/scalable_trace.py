@@ -76,13 +76,18 @@ MECHANISMS = {
 		    'fn:add_wait_queue', 'fn:remove_wait_queue', 'fn:woken_wake_function',
 		    'fn:wait_woken', 'fn:kill_fasync'),
 	# the file reverse map (issue 13): the i_mmap tree, OpLog's rmap user,
-	# and the rwsem functions that take i_mmap_rwsem (fork_bench's
-	# workers are separate processes, so their mmap_locks are not shared)
+	# and the write side of the rwsem functions, which the reverse map's
+	# updates take i_mmap_rwsem with (inserts, removes, vma_prepare());
+	# the read side is left out: the reverse map's walkers read-lock it,
+	# which the benchmarks do not run, while the rw_semaphores that every
+	# CPU shares in exec_bench are read-locked (a directory's i_rwsem in
+	# ld.so's failed lookups).  The write side still counts a process's
+	# own mmap_lock, which its mmap() and munmap() take on one CPU at a
+	# time (fork_bench's workers are separate processes).
 	'rmap': ('mm/oplog_rmap.o', 'mm/interval_tree.o', 'include/linux/rmap_oplog.h',
-		 'fn:down_write', 'fn:up_write', 'fn:down_read', 'fn:up_read',
-		 'fn:down_write_trylock', 'fn:down_read_trylock', 'fn:downgrade_write',
-		 'fn:rwsem_down_write_slowpath', 'fn:rwsem_down_read_slowpath',
-		 'fn:rwsem_wake', 'fn:rwsem_mark_wake', 'fn:rwsem_optimistic_spin'),
+		 'fn:down_write', 'fn:up_write', 'fn:down_write_trylock', 'fn:downgrade_write',
+		 'fn:rwsem_down_write_slowpath', 'fn:rwsem_wake', 'fn:rwsem_mark_wake',
+		 'fn:rwsem_optimistic_spin'),
 }
 
 
@@ -793,6 +798,9 @@ def stat_gate_problems(results, cpus):
 #                       >= factor itself where there is no floor; else the
 #                       window did not measure contention
 #   mech                {mechanism: most transfers per op of its own lines}
+#   mech_floor          {mechanism: factor}: its own lines at most factor
+#                       times the floor's (the floor mode with the most
+#                       transfers per op)
 #   hot                 most transfers per op on hot lines written by more
 #                       than one vCPU, as a fraction of stock's, or None
 #   hits                fewest operations served by the mode's OpLog type
@@ -805,12 +813,12 @@ GATE_SLACK = 0.1
 GATE_WORKLOADS = ('cacheline_bench', 'stat_bench', 'open_bench', 'oplog_list_bench',
 		  'fork_bench', 'mmap_bench', 'exec_bench', 'inotify_bench', 'qdo_idle')
 GATE_FIELDS = ('name', 'bench', 'mode', 'stock', 'floor', 'vs_floor', 'vs_stock', 'control',
-	       'mech', 'hot', 'hits')
+	       'mech', 'hot', 'hits', 'mech_floor')
 GATES = [dict(zip(GATE_FIELDS, g)) for g in (
 	# a stat() takes and drops one dentry reference: 2 hits
 	('stat of one name', 'stat_bench', 'same-oplog', 'same-stock',
 	 ('private-stock', 'private-oplog'), 3.0, 0.1, ('total', 10),
-	 {'dcache': 0.05, 'oplog': 0.05}, None, 1.8),
+	 {'dcache': 0.05, 'oplog': 0.05}, None, 1.8, {}),
 	# open+close: two dentry references, each taken and dropped: 4 hits
 	# of the dentry type; the open counts (i_readcount for O_RDONLY,
 	# i_writecount for O_RDWR) are per CPU as well (fs/inode_oplog.c), so
@@ -818,10 +826,10 @@ GATES = [dict(zip(GATE_FIELDS, g)) for g in (
 	# both private modes
 	('open+close of one file, O_RDONLY', 'open_bench', 'same-rdonly-oplog',
 	 'same-rdonly-stock', ('private-rdonly-stock', 'private-rdonly-oplog'), 1.1, 0.1,
-	 ('total', 10), {'dcache': 0.05, 'oplog': 0.05}, None, 3.6),
+	 ('total', 10), {'dcache': 0.05, 'oplog': 0.05}, None, 3.6, {}),
 	('open+close of one file, O_RDWR', 'open_bench', 'same-rdwr-oplog', 'same-rdwr-stock',
 	 ('private-rdwr-stock', 'private-rdwr-oplog'), 1.1, 0.1, ('total', 10),
-	 {'dcache': 0.05, 'oplog': 0.05}, None, 3.6),
+	 {'dcache': 0.05, 'oplog': 0.05}, None, 3.6, {}),
 	# a fork logs one insert per file mapping it copies: 16 shared files
 	# and the test binary's own file VMAs, its written data among them
 	# (an anon_vma: logged behind its parent), and its child's exit
@@ -829,7 +837,7 @@ GATES = [dict(zip(GATE_FIELDS, g)) for g in (
 	# the pacing too, hence the room
 	('fork+exit with 16 shared file mappings', 'fork_bench', 'shared-16f-oplog',
 	 'shared-16f-stock', 'private-16f-stock', 1.3, None, ('rmap', 2),
-	 {'rmap': 1, 'oplog': 1}, None, 16),
+	 {'rmap': 1, 'oplog': 1}, None, 16, {}),
 	# fork+exec+wait of a dynamically linked program ("true"): the fork
 	# logs the inserts of the worker's file VMAs, the exec and ld.so those
 	# of the program, ld.so and libc, and the exits cancel them or log
@@ -837,9 +845,11 @@ GATES = [dict(zip(GATE_FIELDS, g)) for g in (
 	# reported: lines that are not the reverse map's keep it above the
 	# floor, the root dentry's count above all (every path walk that
 	# leaves RCU-walk takes "/", which the dentry OpLog does not count;
-	# issue 35).  The reverse map's own figure is not gated, since the
-	# rwsem functions it is charged with by symbol take each exec's
-	# mmap_lock too.  About 40 logged operations per exec (the inserts
+	# issue 35).  The reverse map's lines are held to at most one per
+	# exec, and to the private floor's (issue 35's target): ld.so's
+	# mprotect() splits of the VMAs it has just mapped change logged
+	# VMAs without i_mmap_rwsem.  About 40 logged operations per exec
+	# (the inserts
 	# of the child's and the program's file VMAs, their relogs after
 	# ld.so's splits, the removals at exit): a quarter of room, since
 	# libc's layout sets the count.  OpLog's own lines vary with the
@@ -847,23 +857,44 @@ GATES = [dict(zip(GATE_FIELDS, g)) for g in (
 	# logged operation would add some 40
 	('fork+exec of a dynamically linked program', 'exec_bench', 'shared-exec-oplog',
 	 'shared-exec-stock', 'private-exec-stock', None, 1.0, ('total', 2),
-	 {'oplog': 5}, None, 30),
+	 {'oplog': 5, 'rmap': 1}, None, 30, {'rmap': 1.1}),
 	# an mmap()+munmap() of one shared file: one insert logged; its floor
 	# moves with how often the vCPUs' pacing gives up, hence the room
 	('mmap+munmap of one shared file', 'mmap_bench', 'shared-oplog', 'shared-stock',
-	 'private-stock', 1.75, None, ('total', 3), {'rmap': 0.5, 'oplog': 0.5}, None, 0.9),
+	 'private-stock', 1.75, None, ('total', 3), {'rmap': 0.5, 'oplog': 0.5}, None, 0.9, {}),
 	# one event queued per event generated (not per event read: the reader
 	# lags); how far it lags, which varies from boot to boot, decides how
 	# much a synchronize batches and how often a writer takes
 	# notification_lock for room, hence the room
 	('inotify, a watch per file', 'inotify_bench', 'per-file-watch-oplog',
-	 'per-file-watch-stock', None, None, 0.9, ('inotify', 3), {}, 0.6, 0.9),
+	 'per-file-watch-stock', None, None, 0.9, ('inotify', 3), {}, 0.6, 0.9, {}),
 	('inotify, one directory watch', 'inotify_bench', 'dir-watch-oplog', 'dir-watch-stock',
-	 None, None, 0.9, ('inotify', 3), {}, 0.6, 0.9),
+	 None, None, 0.9, ('inotify', 3), {}, 0.6, 0.9, {}),
 	# OpLog's own list benchmark: the per-CPU log against one locked list
 	('oplog_list, per-CPU logs', 'oplog_list', 'local', 'locked', None, None, 0.1,
-	 ('total', 1), {'oplog': 0.05}, None, None),
+	 ('total', 1), {'oplog': 0.05}, None, None, {}),
 )]
+
+
+# make test's gates at WIDE_GATE_CPUS vCPUs, in a boot of their own: what
+# shows only with more vCPUs.  inotify's queue lock shared its line with
+# the queue until patch 0040 gave each its own line: a writer spinning on
+# the lock to attach a log took the line from the reader applying the
+# logs.  The gates at GATE_CPUS passed with that layout; these do not
+# (README: traced gates).
+WIDE_GATE_CPUS = 16
+WIDE_GATE_WORKLOADS = ('inotify_bench',)
+WIDE_GATES = [dict(zip(GATE_FIELDS, g)) for g in (
+	('inotify at 16 vCPUs, a watch per file', 'inotify_bench', 'per-file-watch-oplog',
+	 'per-file-watch-stock', None, None, 0.5, ('inotify', 3), {}, 0.2, 0.9, {}),
+	('inotify at 16 vCPUs, one directory watch', 'inotify_bench', 'dir-watch-oplog',
+	 'dir-watch-stock', None, None, 0.5, ('inotify', 3), {}, 0.2, 0.9, {}),
+)]
+
+
+def gates_at(cpus):
+	"""The gates judged at @cpus vCPUs."""
+	return GATES if cpus == GATE_CPUS else WIDE_GATES if cpus == WIDE_GATE_CPUS else []
 
 
 def _metric(row, metric):
@@ -881,7 +912,7 @@ def floor_modes(g):
 def gate_rows(results, cpus=GATE_CPUS):
 	"""[(gate, verdict, measured)]: each gate's checks at @cpus, for README."""
 	out = []
-	for g in GATES:
+	for g in gates_at(cpus):
 		a = _row(results, g['bench'], g['mode'], cpus)
 		st = _row(results, g['bench'], g['stock'], cpus)
 		fls = [(m, _row(results, g['bench'], m, cpus)) for m in floor_modes(g)]
@@ -919,7 +950,12 @@ def gate_rows(results, cpus=GATE_CPUS):
 		for m, most in sorted(g['mech'].items()):
 			v = a['mechanism_transfers_per_op'].get(m) or 0
 			checks.append((v <= most, '%s lines %.3f/op (at most %g)' % (m, v, most)))
-		if g['mech'] and own_lines_blind(a):
+		for m, factor in sorted(g['mech_floor'].items()):
+			v = a['mechanism_transfers_per_op'].get(m) or 0
+			f = _metric(fl, m) if fl else 0
+			checks.append((v <= factor * f, '%s lines %.3f/op, floor %.3f (at most %gx)' %
+				       (m, v, f, factor)))
+		if (g['mech'] or g['mech_floor']) and own_lines_blind(a):
 			checks.append((False, own_lines_blind(a)))
 		if g['hot'] is not None:
 			h, hs = a['hot_shared_transfers_per_op'] or 0, st['hot_shared_transfers_per_op'] or 0
@@ -933,6 +969,8 @@ def gate_rows(results, cpus=GATE_CPUS):
 		ok = all(c[0] for c in checks)
 		out.append((g['name'], 'pass' if ok else 'fail',
 			    '; '.join(('' if c[0] else 'FAILED: ') + c[1] for c in checks)))
+	if cpus != GATE_CPUS:
+		return out
 	q = [r for r in results if r['bench'] == 'qdo_idle' and r['cpus'] == cpus]
 	if not q or not q[0]['ok']:
 		out.append(('QDo idle window', 'fail', 'qdo_idle did not run at %d vCPUs' % cpus))
@@ -955,7 +993,7 @@ def gate_table():
 	"""The gates as a markdown table (README's "Traced gates")."""
 	out = ['| gate | mode | vs floor | vs stock | control | own lines | served |',
 	       '|---|---|---|---|---|---|---|']
-	for g in GATES:
+	for g in GATES + WIDE_GATES:
 		out.append('| %s | `%s %s` | %s | %s | stock %s >= %g%s | %s | %s |' % (
 			g['name'], g['bench'], g['mode'],
 			'<= %gx %s + %g' % (g['vs_floor'], ' or '.join('`%s`' % m for m in floor_modes(g)),
@@ -963,8 +1001,10 @@ def gate_table():
 			if g['vs_floor'] is not None else '-',
 			'<= %gx `%s`' % (g['vs_stock'], g['stock']) if g['vs_stock'] is not None else '-',
 			g['control'][0], g['control'][1], 'x floor' if g['floor'] else '',
-			', '.join('%s <= %g' % kv for kv in sorted(g['mech'].items())) +
-			('%shot shared <= %gx stock' % (', ' if g['mech'] else '', g['hot'])
+			', '.join(['%s <= %g' % kv for kv in sorted(g['mech'].items())] +
+				  ['%s <= %gx floor' % kv for kv in sorted(g['mech_floor'].items())]) +
+			('%shot shared <= %gx stock' % (', ' if g['mech'] or g['mech_floor'] else '',
+							 g['hot'])
 			 if g['hot'] is not None else '') or '-',
 			'>= %g hits/op' % g['hits'] if g['hits'] is not None else '-'))
 	out.append('| QDo idle window | `qdo_idle idle` | - | - | - | qdo == 0, any context | - |')
@@ -1168,11 +1208,13 @@ def markdown(results, title='Cache-line transfers, traced (QEMU TCG, c2c plugin)
 		out += ['### Targets', '', '| target | verdict | measured |', '|---|---|---|']
 		out += ['| %s | %s | %s |' % x for x in t]
 		out.append('')
-	if any(r['cpus'] == GATE_CPUS for r in results):
-		out += ['### make test\'s gates at %d vCPUs (README: traced gates)' % GATE_CPUS, '',
-			'| gate | verdict | measured |', '|---|---|---|']
-		out += ['| %s | %s | %s |' % x for x in gate_rows(results)]
-		out.append('')
+	for n in (GATE_CPUS, WIDE_GATE_CPUS):
+		if any(r['cpus'] == n and r['bench'] in [g['bench'] for g in gates_at(n)]
+		       for r in results):
+			out += ['### make test\'s gates at %d vCPUs (README: traced gates)' % n, '',
+				'| gate | verdict | measured |', '|---|---|---|']
+			out += ['| %s | %s | %s |' % x for x in gate_rows(results, n)]
+			out.append('')
 	out += ['### Top transferred lines at %d vCPUs' % counts[-1], '']
 	for bench, mode in keys:
 		r = _row(results, bench, mode, counts[-1])

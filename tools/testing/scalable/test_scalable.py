@@ -331,22 +331,27 @@ class ResultsFileCallTest(unittest.TestCase):
 		     mock.patch.object(scalable, 'log'):
 			self.assertFalse(scalable.trace_check(req, os.path.join(self.out, 'logs')))
 		# the instrument at quantum 5 and 500 ms windows, the gates at
-		# TRACE_GATE_QUANTUM and TRACE_MS
-		self.assertEqual([s[2:] for s in started], [(500, 5), (500, 5), (700, 50)])
+		# TRACE_GATE_QUANTUM and TRACE_MS, at 8 vCPUs and at 16
+		self.assertEqual([s[2:] for s in started], [(500, 5), (500, 5), (700, 50), (700, 50)])
+		self.assertEqual([s[0] for s in started], [2, 4, scalable_trace.GATE_CPUS,
+							   scalable_trace.WIDE_GATE_CPUS])
 		with open(os.path.join(self.out, 'gate.json')) as f:
 			self.assertEqual(json.load(f)['cpus'], scalable_trace.GATE_CPUS)
 		(wreq, kind, parts, body, t0, accel), _ = wr.call_args
 		n = scalable_trace.GATE_CPUS
 		self.assertEqual((kind, parts, accel), ('gate', 'smp%d' % n, False))
-		self.assertLessEqual(t0, started[-1][1])
-		self.assertGreaterEqual(t0, started[-2][1])
+		self.assertLessEqual(t0, started[-2][1])
+		self.assertGreaterEqual(t0, started[-3][1])
 		lines = body.splitlines()
 		self.assertEqual(lines[:2], ['| gate | verdict | detail |', '|---|---|---|'])
+		w = scalable_trace.WIDE_GATE_CPUS
 		self.assertEqual(len([ln for ln in lines if ' | FAIL | ' in ln]),
-				 len(scalable_trace.gate_rows([], n)))
+				 len(scalable_trace.gate_rows([], n)) +
+				 len(scalable_trace.gate_rows([], w)))
 		self.assertIn('(nothing traced)', lines)
-		# the gate boot's problems, not those of the boots before it
+		# the gate boots' problems, not those of the boots before them
 		self.assertIn('- traced boot at %d vCPUs did not finish' % n, lines)
+		self.assertIn('- traced boot at %d vCPUs did not finish' % w, lines)
 		self.assertNotIn('- traced boot at 2 vCPUs did not finish', lines)
 
 

@@ -495,9 +495,9 @@ GATE_FIXTURE = {
 	('fork_bench', 'shared-16f-stock'): (601, {'rmap': 189}, 541, None),
 	('fork_bench', 'shared-16f-oplog'): (357, {'rmap': 0.01, 'oplog': 0.13}, 340, 21),
 	('fork_bench', 'private-16f-stock'): (414, {'rmap': 39}, 381, None),
-	('exec_bench', 'shared-exec-stock'): (2714, {'rmap': 40}, 900, None),
-	('exec_bench', 'shared-exec-oplog'): (2281, {'rmap': 32, 'oplog': 0.95}, 700, 40.5),
-	('exec_bench', 'private-exec-stock'): (894, {'rmap': 28}, 200, None),
+	('exec_bench', 'shared-exec-stock'): (2775, {'rmap': 487.7}, 900, None),
+	('exec_bench', 'shared-exec-oplog'): (2432, {'rmap': 0, 'oplog': 1.2}, 700, 40.5),
+	('exec_bench', 'private-exec-stock'): (871, {'rmap': 31.1}, 200, None),
 	('mmap_bench', 'shared-stock'): (34.3, {'rmap': 23}, 7.5, None),
 	('mmap_bench', 'shared-oplog'): (4.6, {'rmap': 0.07}, 0.4, 1.05),
 	('mmap_bench', 'private-stock'): (4.15, {}, 0.3, None),
@@ -568,6 +568,65 @@ class GateTest(unittest.TestCase):
 		noisy['open_bench__same_rdwr_oplog'] = [('transfers_per_op', 2.17)]
 		self.assertEqual(self.failed(gate_results(**noisy)),
 				 ['open+close of one file, O_RDWR'])
+
+	def test_inotify_lock_beside_the_queue_at_16(self):
+		# the tree before patch 0040's layout, at 16 vCPUs
+		# (trace-inotify_bench-smp16-tcg-20261207-1025.md): the 8-vCPU
+		# gates passed it, these fail it on the whole event and on the
+		# hot shared lines; after it (-1436.md) they pass
+		def rows(x, hot, sx, shot):
+			out = []
+			for kind in ('per-file-watch', 'dir-watch'):
+				for mode, t, h in (('oplog', x[kind], hot[kind]),
+						   ('stock', sx[kind], shot[kind])):
+					out.append({'bench': 'inotify_bench', 'mode': kind + '-' + mode,
+						    'cpus': st.WIDE_GATE_CPUS, 'ops': 8192, 'ok': True,
+						    'transfers_per_op': t,
+						    'mechanism_transfers_per_op': {'inotify': t},
+						    'hot_shared_transfers_per_op': h,
+						    'hits_per_op': 1.0 if mode == 'oplog' else None,
+						    'attribution': 'inline-chain'})
+			return out
+		before = rows({'per-file-watch': 10.200, 'dir-watch': 11.149},
+			      {'per-file-watch': 3.876, 'dir-watch': 4.309},
+			      {'per-file-watch': 11.749, 'dir-watch': 19.539},
+			      {'per-file-watch': 5.282, 'dir-watch': 8.219})
+		failed = [(n, d) for n, v, d in st.gate_rows(before, st.WIDE_GATE_CPUS) if v != 'pass']
+		self.assertEqual([n for n, d in failed], [g['name'] for g in st.WIDE_GATES])
+		for n, d in failed:
+			self.assertIn('FAILED: whole op', d)
+			self.assertIn('FAILED: hot shared lines', d)
+		after = rows({'per-file-watch': 5.784, 'dir-watch': 4.581},
+			     {'per-file-watch': 0.661, 'dir-watch': 0.0},
+			     {'per-file-watch': 23.016, 'dir-watch': 25.336},
+			     {'per-file-watch': 11.484, 'dir-watch': 13.833})
+		self.assertEqual(st.gate_problems(after, st.WIDE_GATE_CPUS), [])
+		# the 8-vCPU gates are not judged at 16, nor these at 8
+		self.assertEqual(len(st.gate_rows([], st.WIDE_GATE_CPUS)), len(st.WIDE_GATES))
+
+	def test_exec_splits_under_the_rwsem(self):
+		# ld.so's mprotect() splits of logged VMAs under i_mmap_rwsem
+		# again: libc's address-space lines move on every exec
+		# (trace-exec_bench-smp8-tcg-20261207-1721-regress.md).  The
+		# ceiling sees it; the private floor, whose stock exits take
+		# their own files' rwsem on another CPU, does not
+		r = gate_results(exec_bench__shared_exec_oplog=[
+			('mechanism_transfers_per_op', {'rmap': 29.574, 'oplog': 0.809})],
+			exec_bench__private_exec_stock=[
+			('mechanism_transfers_per_op', {'rmap': 30.140})])
+		self.assertEqual(self.failed(r), ['fork+exec of a dynamically linked program'])
+		rows = dict((n, d) for n, v, d in st.gate_rows(r))
+		d = rows['fork+exec of a dynamically linked program']
+		self.assertIn('FAILED: rmap lines 29.574/op (at most 1)', d)
+		self.assertNotIn('FAILED: rmap lines 29.574/op, floor', d)
+		# ... and a reverse map above its floor fails that check too
+		r = gate_results(exec_bench__shared_exec_oplog=[
+			('mechanism_transfers_per_op', {'rmap': 0.9, 'oplog': 0.809})],
+			exec_bench__private_exec_stock=[
+			('mechanism_transfers_per_op', {'rmap': 0.5})])
+		rows = dict((n, d) for n, v, d in st.gate_rows(r))
+		self.assertIn('FAILED: rmap lines 0.900/op, floor 0.500 (at most 1.1x)',
+			      rows['fork+exec of a dynamically linked program'])
 
 	def test_shared_store_in_the_inlined_hit_path(self):
 		# a store to one line per stat that the whole operation shows
