@@ -377,14 +377,18 @@ static void rmap_oplog_apply(struct address_space *mapping,
 		list_del(&vma->i_mmap_op.op.node);
 		if (code == OPLOG_ADD || rmap_oplog_code_marked(code)) {
 			/*
-			 * Claim the insert, fully ordered.  Pairs with
+			 * Claim the insert.  Pairs with
 			 * __rmap_oplog_log_removes(): its unlink may queue a
 			 * remove in this op as soon as it reads 0, so the
 			 * list_del() above must be visible first.  Pairs with
 			 * __rmap_oplog_prepare_logged()'s try_cmpxchg() and
 			 * rwsem_is_locked(): this holder's down_write() came
-			 * before, so either its owner sees the rwsem held and
-			 * unmarks the VMA, or this sees the mark.
+			 * before, and this claim is fully ordered (its barrier,
+			 * not down_write()'s acquire, orders the rwsem's store
+			 * before the read of the code: do not weaken it), so
+			 * either the owner sees the rwsem held and unmarks the
+			 * VMA, or this sees the mark.  A stale OPLOG_ADD read
+			 * above still comes here.
 			 */
 			if (code != OPLOG_ADD ||
 			    !try_cmpxchg(&vma->i_mmap_op.code, &code, 0)) {
@@ -477,8 +481,11 @@ static void rmap_oplog_wait_marked(struct vm_area_struct *vma)
  * The synchronize of a holder that reads the whole tree: take and apply
  * every logged operation, then wait for the owners of marked VMAs and
  * take again, since an owner logs the part it split off before it
- * unmarks (rmap_oplog_complete_logged()).  No new mark can be made while
- * the rwsem is held, so this ends.  With @trylock, gives up instead of
+ * unmarks (rmap_oplog_complete_logged()).  An owner that marks after the
+ * rwsem was taken sees it held and unmarks at once, then waits for the
+ * rwsem in rmap_oplog_prepare_vmas(); and nothing new is logged while the
+ * rwsem is held.  So the passes are bounded by the owners that began
+ * before, and this ends.  With @trylock, gives up instead of
  * waiting: the marked inserts go back on the spill list.  i_mmap_rwsem
  * held for write; sleeps unless @trylock.  Returns true when nothing of
  * @mapping is logged any more.
@@ -594,6 +601,11 @@ EXPORT_SYMBOL(__rmap_oplog_sync_read);
  * are attached but empty (every insert absorbed by its VMA's unlink) do
  * not count, so that the last unmap makes mapping_mapped() false as it
  * does without the logs (a logged removal's VMA is still in the tree).
+ * Not counted either: the inserts that a holder of i_mmap_rwsem has taken
+ * off the logs and not yet put in, which include those it waits for while
+ * their owners change them (rmap_oplog_sync_all()).  The architectures
+ * whose cache flushes depend on mapping_mapped() cannot enable
+ * CONFIG_RMAP_OPLOG.
  * Context: not in hard interrupt context: takes OpLog's per-CPU cache and
  * log locks (oplog_obj_maybe_logged()), not the object lock.  Does not
  * sleep.

@@ -451,13 +451,17 @@ static void rmap_oplog_test_split(struct kunit *test)
 }
 
 /*
- * A holder of i_mmap_rwsem in a thread of its own, bound to a CPU: the
- * owner of a marked VMA must not take the rwsem (lockdep would see the
- * inversion), so the test, which owns the marks, does not.
+ * A holder of i_mmap_rwsem in a thread of its own, bound to a CPU.  The
+ * owner of a marked VMA must neither take the rwsem nor allocate (lockdep
+ * would see the inversion, through fs_reclaim for the latter), so the
+ * test, which owns the marks, makes its threads before it marks and only
+ * wakes them while it holds the marks.
  */
 struct rt_walker {
 	struct rt_ctx		*t;
+	struct task_struct	*task;
 	struct completion	done;
+	bool			woken;
 	int			head, tail, all;
 };
 
@@ -488,28 +492,48 @@ static int rt_walker_lock_insert(void *data)
 	return 0;
 }
 
-static struct rt_walker *rt_walker_start(struct kunit *test, struct rt_ctx *t,
-					 int (*fn)(void *), unsigned int cpu)
+/* A thread that runs @fn on @cpu once woken; NULL on failure. */
+static struct rt_walker *rt_walker_new(struct rt_ctx *t, int (*fn)(void *),
+				       unsigned int cpu)
 {
 	struct rt_walker *w = kzalloc(sizeof(*w), GFP_KERNEL);
-	struct task_struct *task;
 
-	KUNIT_ASSERT_NOT_NULL(test, w);
+	if (!w)
+		return NULL;
 	w->t = t;
 	init_completion(&w->done);
-	task = kthread_create(fn, w, "rt_walker");
-	if (IS_ERR(task))
+	w->task = kthread_create(fn, w, "rt_walker");
+	if (IS_ERR(w->task)) {
 		kfree(w);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
-	kthread_bind(task, cpu);
-	wake_up_process(task);
+		return NULL;
+	}
+	get_task_struct(w->task);
+	kthread_bind(w->task, cpu);
 	return w;
 }
 
-/* Wait for @w; on a timeout it may still use @w, which is leaked. */
-static void rt_walker_wait(struct kunit *test, struct rt_walker *w)
+static void rt_walker_go(struct rt_walker *w)
 {
-	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&w->done, 30 * HZ), 0UL);
+	w->woken = true;
+	wake_up_process(w->task);
+}
+
+/*
+ * Done with @w: stop it if it was never woken, else wait for it to
+ * finish.  True if it is gone; after a timeout it may still use @w,
+ * which is then leaked.
+ */
+static bool rt_walker_end(struct rt_walker *w)
+{
+	if (!w)
+		return true;
+	if (w->woken && !wait_for_completion_timeout(&w->done, 30 * HZ))
+		return false;
+	/* Its thread function never runs, or has returned. */
+	kthread_stop(w->task);
+	put_task_struct(w->task);
+	kfree(w);
+	return true;
 }
 
 /*
@@ -519,24 +543,33 @@ static void rt_walker_wait(struct kunit *test, struct rt_walker *w)
  * waits for the owner, and then puts in the VMA with its new range and
  * the part split off; one that needs only its own VMAs passes a marked
  * one over.  A VMA in the tree, or the rwsem held, takes the locked way,
- * nothing marked.
+ * nothing marked.  Every failure leaves no mark held and no log behind.
  */
 static void rmap_oplog_test_split_lockless(struct kunit *test)
 {
 	struct rt_ctx *t = rt_new(test);
 	struct vm_area_struct *vma = t->vmas[0], *tail = t->vmas[1];
 	struct vm_area_struct *vmas[2] = { NULL, vma };
+	struct rt_walker *sync = NULL, *own = NULL;
 	unsigned long timeout;
-	struct rt_walker *w;
 	unsigned int a, b;
 
 	rt_two_cpus(test, &a, &b);
+	sync = rt_walker_new(t, rt_walker_sync, a);
+	own = rt_walker_new(t, rt_walker_lock_insert, b);
+	if (!sync || !own) {
+		KUNIT_FAIL(test, "cannot make the walker threads");
+		goto out;
+	}
 	/* Logged on a, changed on b. */
 	rt_pin(test, a);
 	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, vma));
 	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[2]));
 	rt_pin(test, b);
-	KUNIT_ASSERT_TRUE(test, rmap_oplog_prepare_logged(t->mapping, vmas, 2));
+	if (!rmap_oplog_prepare_logged(t->mapping, vmas, 2)) {
+		KUNIT_FAIL(test, "a logged VMA was not marked");
+		goto out;
+	}
 	KUNIT_EXPECT_EQ(test, READ_ONCE(vma->i_mmap_op.code),
 			RMAP_OPLOG_CODE_PREPARING);
 	KUNIT_EXPECT_FALSE(test, rwsem_is_locked(&t->mapping->i_mmap_rwsem));
@@ -547,7 +580,7 @@ static void rmap_oplog_test_split_lockless(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, rmap_oplog_insert_logged(t->vmas[2]));
 	KUNIT_EXPECT_FALSE(test, list_empty(&t->mapping->i_mmap_spill));
 
-	w = rt_walker_start(test, t, rt_walker_sync, a);
+	rt_walker_go(sync);
 	/* The walker marks the VMA as waited for before it sleeps. */
 	timeout = jiffies + 30 * HZ;
 	while (READ_ONCE(vma->i_mmap_op.code) != RMAP_OPLOG_CODE_PREPARING_WAITED &&
@@ -555,18 +588,17 @@ static void rmap_oplog_test_split_lockless(struct kunit *test)
 		msleep(20);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(vma->i_mmap_op.code),
 			RMAP_OPLOG_CODE_PREPARING_WAITED);
-	KUNIT_EXPECT_FALSE(test, completion_done(&w->done));
+	KUNIT_EXPECT_FALSE(test, completion_done(&sync->done));
 	/* The split: the tail takes pgoffs 2-3. */
 	tail->vm_start = vma->vm_start + 2 * PAGE_SIZE;
 	tail->vm_end = vma->vm_end;
 	tail->vm_pgoff = 2;
 	vma->vm_end = tail->vm_start;
 	rmap_oplog_complete_logged(t->mapping, vmas, 2, tail);
-	rt_walker_wait(test, w);
-	KUNIT_EXPECT_EQ(test, w->head, 1);
-	KUNIT_EXPECT_EQ(test, w->tail, 1);
-	KUNIT_EXPECT_EQ(test, w->all, 3);
-	kfree(w);
+	KUNIT_EXPECT_TRUE(test, wait_for_completion_timeout(&sync->done, 30 * HZ) > 0);
+	KUNIT_EXPECT_EQ(test, sync->head, 1);
+	KUNIT_EXPECT_EQ(test, sync->tail, 1);
+	KUNIT_EXPECT_EQ(test, sync->all, 3);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(vma->i_mmap_op.code), 0U);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(tail->i_mmap_op.code), 0U);
 
@@ -593,12 +625,14 @@ static void rmap_oplog_test_split_lockless(struct kunit *test)
 	rt_pin(test, a);
 	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[2]));
 	rt_pin(test, b);
-	KUNIT_ASSERT_TRUE(test, rmap_oplog_prepare_logged(t->mapping, vmas, 2));
-	w = rt_walker_start(test, t, rt_walker_lock_insert, b);
-	rt_walker_wait(test, w);
-	KUNIT_EXPECT_EQ(test, w->head, 1);
-	KUNIT_EXPECT_EQ(test, w->tail, 0);
-	kfree(w);
+	if (!rmap_oplog_prepare_logged(t->mapping, vmas, 2)) {
+		KUNIT_FAIL(test, "a logged VMA was not marked");
+		goto out;
+	}
+	rt_walker_go(own);
+	KUNIT_EXPECT_TRUE(test, wait_for_completion_timeout(&own->done, 30 * HZ) > 0);
+	KUNIT_EXPECT_EQ(test, own->head, 1);
+	KUNIT_EXPECT_EQ(test, own->tail, 0);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(t->vmas[3]->i_mmap_op.code),
 			RMAP_OPLOG_CODE_PREPARING);
 	KUNIT_EXPECT_FALSE(test, list_empty(&t->mapping->i_mmap_spill));
@@ -608,6 +642,9 @@ static void rmap_oplog_test_split_lockless(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, rt_in_tree(t, t->vmas[3]));
 	KUNIT_EXPECT_EQ(test, rt_count(t, 0, ULONG_MAX), 4);
 	i_mmap_unlock_read(t->mapping);
+out:
+	KUNIT_EXPECT_TRUE(test, rt_walker_end(sync));
+	KUNIT_EXPECT_TRUE(test, rt_walker_end(own));
 	rt_unpin();
 	rt_done(test, t);
 }
