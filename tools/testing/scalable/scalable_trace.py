@@ -848,16 +848,17 @@ GATES = [dict(zip(GATE_FIELDS, g)) for g in (
 	# issue 35).  The reverse map's lines are held to at most one per
 	# exec, and to the private floor's (issue 35's target): ld.so's
 	# mprotect() splits of the VMAs it has just mapped change logged
-	# VMAs without i_mmap_rwsem.  About 40 logged operations per exec
-	# (the inserts
-	# of the child's and the program's file VMAs, their relogs after
-	# ld.so's splits, the removals at exit): a quarter of room, since
-	# libc's layout sets the count.  OpLog's own lines vary with the
-	# windows' few execs, hence a ceiling of 5, where a shared store per
-	# logged operation would add some 40
+	# VMAs without i_mmap_rwsem.  About 27 logged operations per exec
+	# (the inserts of the child's and the program's file VMAs and of the
+	# parts that ld.so's splits cut off, the removals at exit; a split
+	# leaves the VMA it changes logged where it was, so it logs nothing
+	# again): a fifth of room, since libc's layout sets the count.
+	# OpLog's own lines vary with the windows' few execs, hence a
+	# ceiling of 5, where a shared store per logged operation would add
+	# some 27
 	('fork+exec of a dynamically linked program', 'exec_bench', 'shared-exec-oplog',
 	 'shared-exec-stock', 'private-exec-stock', None, 1.0, ('total', 2),
-	 {'oplog': 5, 'rmap': 1}, None, 30, {'rmap': 1.1}),
+	 {'oplog': 5, 'rmap': 1}, None, 22, {'rmap': 1.1}),
 	# an mmap()+munmap() of one shared file: one insert logged; its floor
 	# moves with how often the vCPUs' pacing gives up, hence the room
 	('mmap+munmap of one shared file', 'mmap_bench', 'shared-oplog', 'shared-stock',
@@ -881,14 +882,16 @@ GATES = [dict(zip(GATE_FIELDS, g)) for g in (
 # the queue until patch 0040 gave each its own line: a writer spinning on
 # the lock to attach a log took the line from the reader applying the
 # logs.  The gates at GATE_CPUS passed with that layout; these do not
-# (README: traced gates).
+# (README: traced gates): its hot shared lines fail them.  The whole
+# event varies from boot to boot by more than the hot lines do (a
+# directory watch's by half of stock's), hence its room.
 WIDE_GATE_CPUS = 16
 WIDE_GATE_WORKLOADS = ('inotify_bench',)
 WIDE_GATES = [dict(zip(GATE_FIELDS, g)) for g in (
 	('inotify at 16 vCPUs, a watch per file', 'inotify_bench', 'per-file-watch-oplog',
-	 'per-file-watch-stock', None, None, 0.5, ('inotify', 3), {}, 0.2, 0.9, {}),
+	 'per-file-watch-stock', None, None, 0.8, ('inotify', 3), {}, 0.2, 0.9, {}),
 	('inotify at 16 vCPUs, one directory watch', 'inotify_bench', 'dir-watch-oplog',
-	 'dir-watch-stock', None, None, 0.5, ('inotify', 3), {}, 0.2, 0.9, {}),
+	 'dir-watch-stock', None, None, 0.8, ('inotify', 3), {}, 0.2, 0.9, {}),
 )]
 
 
