@@ -465,7 +465,10 @@ struct rt_walker {
 	int			head, tail, all;
 };
 
-/* One that synchronizes: what it sees over pgoffs 0-1, 2-3, and all. */
+/*
+ * One that synchronizes: what it sees over pgoffs 0-1, 2-3, and all.
+ * Both complete @done for every waiter: the test and rt_walker_end().
+ */
 static int rt_walker_sync(void *data)
 {
 	struct rt_walker *w = data;
@@ -475,7 +478,7 @@ static int rt_walker_sync(void *data)
 	w->tail = rt_count(w->t, 2, 3);
 	w->all = rt_count(w->t, 0, ULONG_MAX);
 	i_mmap_unlock_write(w->t->mapping);
-	complete(&w->done);
+	complete_all(&w->done);
 	return 0;
 }
 
@@ -488,7 +491,7 @@ static int rt_walker_lock_insert(void *data)
 	w->head = rt_in_tree(w->t, w->t->vmas[2]);
 	w->tail = rt_in_tree(w->t, w->t->vmas[3]);
 	i_mmap_unlock_write(w->t->mapping);
-	complete(&w->done);
+	complete_all(&w->done);
 	return 0;
 }
 
