@@ -1050,8 +1050,7 @@ TEST_F_TIMEOUT(rmap_oplog, mmap, CASE_TIMEOUT)
 	gate_release(&g, n);
 	EXPECT_EQ(0, wait_children(_metadata, pids, n));
 	if (variant->oplog) {
-		TH_LOG("%ld inserts logged by mmap(), %ld splits without the rwsem, "
-		       "%ld merges of logged VMAs under it, %ld absorbed",
+		TH_LOG("%ld mmap()s logged, %ld splits unlocked, %ld merges locked, %ld absorbed",
 		       mmap1 - mmap0, free1 - free0, prep1 - prep0, abs1 - abs0);
 		/* Nothing else maps the file: each child's own ops are counted. */
 		EXPECT_LE(NR_CHILDREN * (MMAP_ROUNDS + 2), mmap1 - mmap0)
