@@ -883,8 +883,8 @@ GATES = [dict(zip(GATE_FIELDS, g)) for g in (
 # the lock to attach a log took the line from the reader applying the
 # logs.  The gates at GATE_CPUS passed with that layout; these do not
 # (README: traced gates): its hot shared lines fail them.  The whole
-# event varies from boot to boot by more than the hot lines do (a
-# directory watch's by half of stock's), hence its room.
+# event varies from boot to boot by more than the hot lines do, hence
+# its room.
 WIDE_GATE_CPUS = 16
 WIDE_GATE_WORKLOADS = ('inotify_bench',)
 WIDE_GATES = [dict(zip(GATE_FIELDS, g)) for g in (
