@@ -178,6 +178,7 @@ class TraceTest(unittest.TestCase):
 		self.assertAlmostEqual(r['time_transfers_per_op'], 22 / 20)
 		self.assertAlmostEqual(r['kernel_insn_per_op'], 9000 / 20)
 		self.assertEqual(r['mechanism_transfers_per_op']['oplog'], 0)
+		self.assertEqual(r['page_array_transfers_per_op'], 0)
 		top = r['top_lines'][0]
 		self.assertEqual(top['transfers'], 40)
 		self.assertEqual(top['writers'], 2)
@@ -186,6 +187,14 @@ class TraceTest(unittest.TestCase):
 		# the timer's line is not on the operation's path
 		self.assertNotIn(0x2000, [ln['phys'] for ln in r['top_lines']])
 		self.assertEqual(r['time_lines'][0]['data'], 'tk_core+0x0')
+
+	def test_struct_page_lines_counted(self):
+		text = self.text.replace('va=0xff11000000001000', 'va=0xffffea0000001000')
+		p = st.parse_c2c(text)
+		rows = st.join(p['windows'], st.parse_trace_lines(TAP))
+		r = st.analyze_window(rows[0], st.Symbols(self.map))
+		# the syscall path's 40 transfers on the struct page, over 20 ops
+		self.assertAlmostEqual(r['page_array_transfers_per_op'], 2.0)
 
 	def test_mechanism_charged_in_every_context(self):
 		p = st.parse_c2c(self.text)
@@ -273,6 +282,17 @@ class TraceTest(unittest.TestCase):
 				row('shared-exec-oplog', 16, 800, 28, 1.5),
 				row('private-exec-stock', 16, 800, 25)])
 		self.assertEqual([x[1] for x in t], ['missed', 'missed', 'met'])
+		# the verdict is the busiest OpLog line's; struct pages reported
+		rows = [row('shared-exec-stock', 16, 3600, 460), row('shared-exec-oplog', 16, 2800, 0, 2),
+			row('private-exec-stock', 16, 900, 25)]
+		rows[1]['mechanism_top_line_per_op'] = {'oplog': 0.25}
+		for r, p in zip(rows, (1500, 1800, 300)):
+			r['page_array_transfers_per_op'] = p
+		t = st.targets(rows)
+		self.assertEqual([x[1] for x in t], ['met', 'met', 'missed'])
+		self.assertEqual(t[1][2], 'busiest line 0.25, all its lines 2.00')
+		self.assertEqual(t[2][2], '2800.0 vs stock 3600.0, floor 900.0; struct page lines '
+				 '1800.0 (stock 1500.0, floor 300.0), the rest 1000.0 vs bound 1050.0')
 		t = st.targets([row('shared-sh-stock', 1, 0, 0, insn=4000),
 				row('shared-sh-oplog', 1, 0, 0, insn=4200)])
 		self.assertEqual(t, [('exec_bench shared-sh-oplog: OpLog kernel instructions at most '
@@ -437,6 +457,7 @@ class InlineTest(unittest.TestCase):
 		# chain) and 5 stores in oplog_add_hit(); not the 3 loads in the
 		# generic helper, although lib/oplog.o has a copy of it
 		self.assertAlmostEqual(r['mechanism_transfers_per_op']['oplog'], 1.1)
+		self.assertAlmostEqual(r['mechanism_top_line_per_op']['oplog'], 1.1)
 		# the load in lockref_get_not_dead is the dcache's, by symbol
 		self.assertAlmostEqual(r['mechanism_transfers_per_op']['dcache'], 0.6)
 		site = [s for s in r['top_lines'][0]['sites'] if s['kind'] == 'store'][0]
