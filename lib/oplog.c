@@ -300,7 +300,8 @@ static int oplog_cmp_key_ts(void *priv, const struct list_head *a,
  * ORDERED: every op in timestamp order.  ABSORBING: ordered by item, then
  * timestamp (operations on different items commute), an add directly
  * followed by a remove of the same item cancelled (try_absorb); unstamped,
- * in the order taken (every operation commutes).  COUNTER: the delta is
+ * in the order taken, which keeps each log's order (oplog_queue_after()
+ * relies on it; other operations commute).  COUNTER: the delta is
  * folded in.
  */
 static void oplog_apply(struct oplog_type *type, struct oplog_obj *obj,
@@ -1290,6 +1291,75 @@ bool oplog_absorb_hit(struct oplog_type *type, struct oplog_obj *obj,
 	return done;
 }
 EXPORT_SYMBOL_GPL(oplog_absorb_hit);
+
+/**
+ * oplog_queue_after() - log an update behind one still in this CPU's log
+ * @type: the object's type, %OPLOG_ABSORBING and %OPLOG_UNSTAMPED, without
+ *	%OPLOG_LOCAL_ABSORB
+ * @obj: the object
+ * @prev: an operation of @obj queued earlier with oplog_queue() or this
+ * @op: the operation, as for oplog_queue()
+ *
+ * For an update that must be applied after @prev, in a type whose
+ * operations otherwise commute: the thesis's causal order (section 5.1)
+ * kept by log position, as an unstamped type has no timestamps.  If @prev
+ * is still in this CPU's log of @obj and the log has room, append @op to
+ * that log.
+ * Every apply then executes @prev first: a log moves in one piece and in
+ * order, to a batch or to the type's ->exec (a synchronize, a flush, an
+ * eviction, a full log, a dead CPU), and an unstamped absorbing type's
+ * apply executes a batch in the order taken.  Only a caller that takes
+ * @prev back out of the log (oplog_absorb_hit()) can break the order.
+ * Otherwise nothing is logged: @prev is in another CPU's log, has been
+ * applied, or the log is full; the caller applies @op its own way.  @prev
+ * is not read unless it is found in this CPU's log (its address only is
+ * compared, as in oplog_absorb_hit()).
+ *
+ * Context: task context, without @obj's lock held; takes this CPU's log
+ * lock (raw) with preemption disabled, and walks at most the type's
+ * max_len operations under it.  Does not sleep.
+ * Return: true if @op was logged behind @prev; false otherwise, with @op
+ * untouched and still the caller's.
+ */
+bool oplog_queue_after(struct oplog_type *type, struct oplog_obj *obj,
+		       struct oplog_op *prev, struct oplog_op *op)
+{
+	struct oplog_op *absorbed = NULL;
+	struct oplog_cache *cache;
+	struct oplog_log *log;
+	struct oplog_op *pos;
+	bool done = false;
+
+	if (WARN_ON_ONCE(type->kind != OPLOG_ABSORBING || oplog_stamped(type) ||
+			 (type->flags & OPLOG_LOCAL_ABSORB) || !in_task()))
+		return false;
+	preempt_disable();
+	cache = clustered_rep(&type->caches);
+	if (likely(cache)) {
+		log = oplog_hit_log(type, cache, obj);
+		if (log) {
+			raw_spin_lock(&log->lock);
+			if (likely(log->obj == obj)) {
+				/* The newest first, as oplog_absorb_hit(). */
+				list_for_each_entry_reverse(pos, &log->ops, node) {
+					if (pos != prev)
+						continue;
+					done = oplog_append(type, cache, log, true,
+							    op, 0, &absorbed);
+					break;
+				}
+			}
+			raw_spin_unlock(&log->lock);
+			if (done)
+				local_inc(&cache->stats[OPLOG_STAT_HITS]);
+		}
+	}
+	preempt_enable();
+	/* Without local absorption, oplog_append() absorbs nothing. */
+	WARN_ON_ONCE(absorbed);
+	return done;
+}
+EXPORT_SYMBOL_GPL(oplog_queue_after);
 
 /* ---- registration ---- */
 

@@ -278,6 +278,12 @@ static struct oplog_type ot_unstamped = {
 	.nr_slots = 16, .flags = OPLOG_LOCAL_ABSORB | OPLOG_UNSTAMPED,
 };
 
+/* As ot_unstamped, with short logs and no absorption: oplog_queue_after(). */
+static struct oplog_type ot_after = {
+	.name = "kunit_after", .kind = OPLOG_ABSORBING, .ops = &ot_ops,
+	.nr_slots = 16, .max_len = OT_SHORT_LEN, .flags = OPLOG_UNSTAMPED,
+};
+
 /* Logs hold what ->reserve granted them, within OT_SHORT_LEN. */
 static struct oplog_type ot_reserving = {
 	.name = "kunit_reserving", .kind = OPLOG_ORDERED,
@@ -295,7 +301,7 @@ static struct oplog_type ot_pending = {
 static struct oplog_type *ot_types[] = {
 	&ot_ordered, &ot_counter, &ot_local, &ot_global, &ot_noabsorb,
 	&ot_oneslot, &ot_short, &ot_stress, &ot_counter1, &ot_cstress,
-	&ot_unstamped, &ot_reserving, &ot_pending,
+	&ot_unstamped, &ot_reserving, &ot_pending, &ot_after,
 };
 
 /* Other lock classes, for objects whose locks the test holds itself. */
@@ -663,6 +669,60 @@ static void oplog_test_absorb_hit(struct kunit *test)
 						  &ops[2].op));
 	ot_unpin();
 	ot_flush_check(test, &ot_noabsorb, o);
+}
+
+/*
+ * oplog_queue_after(): an operation logged behind one still in this CPU's
+ * log is executed after it, by a synchronize and by a flush; behind one
+ * never queued, one in another CPU's log, or in a full log, nothing is
+ * logged and the operation stays the caller's.
+ */
+static void oplog_test_queue_after(struct kunit *test)
+{
+	struct ot_obj *o = ot_new(test, false);
+	struct ot_op *ops = ot_ops_new(test, 2 * OT_SHORT_LEN + 1);
+	struct ot_op *spare = &ops[2 * OT_SHORT_LEN];
+	unsigned int a = cpumask_first(cpu_online_mask);
+	int i, round;
+
+	for (i = 0; i <= 2 * OT_SHORT_LEN; i++)
+		ot_set_op(&ops[i], OPLOG_ADD, i);
+	/* Round 0 is applied by a synchronize, round 1 by a flush. */
+	for (round = 0; round < 2; round++) {
+		struct ot_op *r = ops + round * OT_SHORT_LEN;
+
+		ot_pin(test, a);
+		KUNIT_EXPECT_EQ(test, oplog_queue(&ot_after, &o->oo, &r[0].op), 0);
+		KUNIT_EXPECT_EQ(test, oplog_queue(&ot_after, &o->oo, &r[1].op), 0);
+		/* Behind an older one than the newest: still after both. */
+		KUNIT_EXPECT_TRUE(test, oplog_queue_after(&ot_after, &o->oo,
+							  &r[0].op, &r[2].op));
+		/* Behind one never queued. */
+		KUNIT_EXPECT_FALSE(test, oplog_queue_after(&ot_after, &o->oo,
+							   &spare->op, &r[3].op));
+		KUNIT_EXPECT_TRUE(test, oplog_queue_after(&ot_after, &o->oo,
+							  &r[2].op, &r[3].op));
+		/* The log is full (OT_SHORT_LEN operations). */
+		KUNIT_EXPECT_FALSE(test, oplog_queue_after(&ot_after, &o->oo,
+							   &r[3].op, &spare->op));
+		if (num_online_cpus() >= 2) {
+			ot_pin(test, cpumask_next(a, cpu_online_mask));
+			/* In CPU a's log: nothing is attached on this one. */
+			KUNIT_EXPECT_FALSE(test, oplog_queue_after(&ot_after, &o->oo,
+								   &r[0].op,
+								   &spare->op));
+			KUNIT_EXPECT_EQ(test, READ_ONCE(o->attached), 1);
+		}
+		ot_unpin();
+		if (!round) {
+			KUNIT_EXPECT_EQ(test, READ_ONCE(o->nr_exec), 0);
+			oplog_synchronize(&ot_after, &o->oo);
+			oplog_unlock(&ot_after, &o->oo);
+		}
+	}
+	ot_flush_check(test, &ot_after, o);
+	ot_expect_order(test, o, ops, 2 * OT_SHORT_LEN);
+	KUNIT_EXPECT_EQ(test, spare->nr_exec, 0);
 }
 
 /*
@@ -1841,6 +1901,7 @@ static struct kunit_case oplog_test_cases[] = {
 	KUNIT_CASE(oplog_test_add_hit),
 	KUNIT_CASE(oplog_test_local_absorb),
 	KUNIT_CASE(oplog_test_absorb_hit),
+	KUNIT_CASE(oplog_test_queue_after),
 	KUNIT_CASE(oplog_test_sync_all),
 	KUNIT_CASE(oplog_test_global_absorb),
 	KUNIT_CASE(oplog_test_evict),

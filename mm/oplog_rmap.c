@@ -30,7 +30,9 @@
  *    which every holder of the write lock applies;
  *  - an insert is logged only as rmap_oplog_eligible() allows (no page
  *    table entry copied at fork, or a parent in the tree that the child
- *    follows in walk order), a removal as rmap_oplog_remove_eligible();
+ *    follows in walk order), or behind its parent's logged insert in the
+ *    same per-CPU log (rmap_oplog_queue_behind()); a removal as
+ *    rmap_oplog_remove_eligible();
  *  - Lifetime: a VMA whose insert is logged is freed only after its
  *    unlink cancelled or applied the insert; one whose removal is logged
  *    is freed by the later of its owner (rmap_oplog_vma_release()) and
@@ -107,6 +109,7 @@ enum rmap_oplog_stat {
 	RMAP_OPLOG_LOGGED_COPIED,	/* ... of "logged": fork, PTEs copied */
 	RMAP_OPLOG_PREPARED_LOCKLESS,	/* vma_prepare(): no rwsem taken */
 	RMAP_OPLOG_PREPARE_WAITS,	/* holders that waited for one */
+	RMAP_OPLOG_LOGGED_BEHIND,	/* ... of "logged": behind the parent */
 	RMAP_OPLOG_NR_STATS,
 };
 
@@ -115,7 +118,7 @@ static const char * const rmap_oplog_stat_names[RMAP_OPLOG_NR_STATS] = {
 	"syncs", "read_upgrades", "logged_mmap", "prepared_local",
 	"prepared_global", "moved_logged", "logged_remove", "applied_remove",
 	"handed_off", "relogged", "logged_copied", "prepared_lockless",
-	"prepare_waits",
+	"prepare_waits", "logged_behind",
 };
 
 static DEFINE_PER_CPU(unsigned long [RMAP_OPLOG_NR_STATS], rmap_oplog_stats);
@@ -239,9 +242,11 @@ static const struct oplog_type_ops rmap_oplog_ops = {
 /*
  * Inserts and removes, one op per VMA at a time; no absorption at queue
  * time: an insert is cancelled by oplog_absorb_hit() or under the lock,
- * and a remove is logged only for a VMA in the tree.  They all commute
- * (rmap_oplog_apply()), so none is stamped: where oplog_clock() is one
- * global counter, a stamp would write a line shared by every CPU.
+ * and a remove is logged only for a VMA in the tree.  They commute
+ * (rmap_oplog_apply()), except a fork's child logged behind its parent,
+ * which the order of one log keeps (an unstamped type's batches are
+ * applied in the order taken), so none is stamped: where oplog_clock()
+ * is one global counter, a stamp would write a line shared by every CPU.
  */
 static struct oplog_type rmap_oplog_type = {
 	.name	= "rmap",
@@ -361,8 +366,9 @@ void rmap_oplog_mapping_release(struct address_space *mapping)
  * until here, or a mark; a remove's is OPLOG_REMOVE or a hand-off,
  * RMAP_OPLOG_CODE_HANDED_OFF or _UNREACHABLE (its owner may change the
  * first into one of the others meanwhile, and nothing else touches it).
- * Operations on different VMAs commute, and no VMA has both logged, so
- * the order does not matter.
+ * Operations on different VMAs commute, and no VMA has both logged,
+ * except that a child logged behind its parent (rmap_oplog_queue_behind())
+ * must go into the tree after it: apply @batch in list order.
  */
 static void rmap_oplog_apply(struct address_space *mapping,
 			     struct list_head *batch, struct list_head *busy)
@@ -619,6 +625,20 @@ bool __rmap_oplog_pending(struct address_space *mapping)
 }
 EXPORT_SYMBOL(__rmap_oplog_pending);
 
+/*
+ * May a VMA of this kind be logged at all, whatever its place in the walk
+ * order?  See rmap_oplog_eligible().
+ */
+static bool rmap_oplog_kind_eligible(struct vm_area_struct *vma,
+				     struct vm_area_struct *parent)
+{
+	if ((vma->vm_flags | parent->vm_flags) &
+	    (VM_HUGETLB | VM_PFNMAP | VM_MIXEDMAP | VM_IO))
+		return false;
+	return !userfaultfd_wp(vma) && !vma_is_dax(vma) &&
+	       !vma_is_shared_maywrite(vma);
+}
+
 /**
  * rmap_oplog_eligible() - may the insert of this child VMA be logged?
  * @vma: the child's file VMA
@@ -635,8 +655,10 @@ EXPORT_SYMBOL(__rmap_oplog_pending);
  * insert after every node of an equal start (its in-order walk is sorted
  * by start, which vma_interval_tree_insert_after() keeps), and the parent
  * cannot leave the tree before dup_mmap() is done copying, as that needs
- * the parent's mmap_lock; a parent whose own insert is logged takes the
- * locked way, which puts it into the tree first.  A child without copied
+ * the parent's mmap_lock; a child whose parent's insert is logged is
+ * logged only behind it, in this CPU's log (rmap_oplog_queue_behind()),
+ * or takes the locked way, which puts the parent into the tree first.
+ * A child without copied
  * entries gets one only by a fault after the insert was logged, so any
  * walker that can see it synchronized the insert into the tree first.  A
  * PFN or mixed map and uffd-wp stay on the locked path.  Not hugetlb (its
@@ -646,13 +668,14 @@ EXPORT_SYMBOL(__rmap_oplog_pending);
  * anon_vma.
  * Context: any; for a fork, both mmap_locks held for write, so that
  * @parent stays in the tree.
- * Return: true if the insert may be logged.
+ * Return: true if the insert may be logged; if false for a child with
+ * copied entries whose parent's insert is logged, the caller may still
+ * log it behind the parent's (rmap_oplog_queue_behind()).
  */
 VISIBLE_IF_KUNIT bool rmap_oplog_eligible(struct vm_area_struct *vma,
 					  struct vm_area_struct *parent)
 {
-	if ((vma->vm_flags | parent->vm_flags) &
-	    (VM_HUGETLB | VM_PFNMAP | VM_MIXEDMAP | VM_IO))
+	if (!rmap_oplog_kind_eligible(vma, parent))
 		return false;
 	/*
 	 * A parent's code 0 means in the tree, or going in under the write
@@ -662,9 +685,6 @@ VISIBLE_IF_KUNIT bool rmap_oplog_eligible(struct vm_area_struct *vma,
 	 */
 	if ((vma->anon_vma || parent->anon_vma) &&
 	    (vma == parent || READ_ONCE(parent->i_mmap_op.code)))
-		return false;
-	if (userfaultfd_wp(vma) || vma_is_dax(vma) ||
-	    vma_is_shared_maywrite(vma))
 		return false;
 	return true;
 }
@@ -697,6 +717,48 @@ VISIBLE_IF_KUNIT bool rmap_oplog_queue_insert(struct address_space *mapping,
 EXPORT_SYMBOL_IF_KUNIT(rmap_oplog_queue_insert);
 
 /**
+ * rmap_oplog_queue_behind() - log a fork's insert behind its parent's
+ * @mapping: the address space, @vma's file's
+ * @vma: the child's VMA, not in the tree, whose page table entries
+ *	dup_mmap() copies after this
+ * @parent: the VMA @vma duplicates, whose insert is logged
+ *
+ * Logs the insert of @vma behind @parent's, which must still be in this
+ * CPU's log of @mapping (oplog_queue_after()): every apply puts @parent
+ * into the tree first, so @vma comes after it in walk order, where
+ * vma_interval_tree_insert_after() would put it (rmap_oplog_eligible()).
+ * The two leave the log together and in that order (a synchronize, a
+ * flush, an eviction, a full log, a dead CPU), or one is taken out alone
+ * by its owner (oplog_absorb_hit()) or passed over while its owner marks
+ * it, which needs its mm's mmap_lock: dup_mmap() holds both mms' for
+ * write while it copies.  The idea is the
+ * thesis's per-CPU log order (section 5.1), used for two operations that
+ * do not commute.
+ *
+ * Context: task context, without @mapping's i_mmap_rwsem or object lock;
+ * does not sleep.
+ * Return: true if logged; false, with nothing logged, if @parent's insert
+ * is anywhere else (another CPU's log, the spill list) or the log is
+ * full: the caller takes the locked way.
+ */
+VISIBLE_IF_KUNIT bool rmap_oplog_queue_behind(struct address_space *mapping,
+					      struct vm_area_struct *vma,
+					      struct vm_area_struct *parent)
+{
+	vma->i_mmap_op.key = (unsigned long)vma;
+	WRITE_ONCE(vma->i_mmap_op.code, OPLOG_ADD);
+	if (!oplog_queue_after(&rmap_oplog_type, &mapping->i_mmap_oplog,
+			       &parent->i_mmap_op.op, &vma->i_mmap_op.op)) {
+		WRITE_ONCE(vma->i_mmap_op.code, 0);
+		return false;
+	}
+	rmap_oplog_count(RMAP_OPLOG_LOGGED, 1);
+	rmap_oplog_count(RMAP_OPLOG_LOGGED_BEHIND, 1);
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(rmap_oplog_queue_behind);
+
+/**
  * __rmap_oplog_fork_insert() - see rmap_oplog_fork_insert()
  * @vma: the child's new VMA
  * @parent: the parent's VMA
@@ -707,11 +769,19 @@ EXPORT_SYMBOL_IF_KUNIT(rmap_oplog_queue_insert);
 bool __rmap_oplog_fork_insert(struct vm_area_struct *vma,
 			      struct vm_area_struct *parent)
 {
+	struct address_space *mapping = vma->vm_file->f_mapping;
+
 	mmap_assert_write_locked(vma->vm_mm);
 	mmap_assert_write_locked(parent->vm_mm);
-	if (!rmap_oplog_eligible(vma, parent) ||
-	    !rmap_oplog_queue_insert(vma->vm_file->f_mapping, vma))
+	if (!rmap_oplog_eligible(vma, parent)) {
+		/* Copied entries, and the parent's insert is logged. */
+		if (vma == parent || !rmap_oplog_kind_eligible(vma, parent) ||
+		    !rmap_oplog_logged(parent) ||
+		    !rmap_oplog_queue_behind(mapping, vma, parent))
+			return false;
+	} else if (!rmap_oplog_queue_insert(mapping, vma)) {
 		return false;
+	}
 	if (vma->anon_vma)
 		rmap_oplog_count(RMAP_OPLOG_LOGGED_COPIED, 1);
 	return true;

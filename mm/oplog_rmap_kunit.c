@@ -1088,6 +1088,62 @@ static void rmap_oplog_test_fork_order(struct kunit *test)
 	rt_done(test, t);
 }
 
+/*
+ * A fork whose parent's insert is still logged on this CPU logs the
+ * child's behind it (rmap_oplog_queue_behind()): synchronized into the
+ * tree, the child comes after its parent, with another insert of the same
+ * start logged between them.  From another CPU nothing is logged: applied
+ * from two CPUs' logs, the child could go in first.
+ */
+static void rmap_oplog_test_fork_behind(struct kunit *test)
+{
+	struct rt_ctx *t = rt_new(test);
+	struct vm_area_struct *parent = t->vmas[1], *child = t->vmas[3];
+	struct anon_vma *av = kunit_kzalloc(test, sizeof(*av), GFP_KERNEL);
+	int i, pos, parent_pos = -1, child_pos = -1;
+	struct vm_area_struct *vma;
+	unsigned int a, b;
+
+	KUNIT_ASSERT_NOT_NULL(test, av);
+	rt_two_cpus(test, &a, &b);
+	for (i = 0; i < RT_NR_VMAS; i++) {
+		t->vmas[i]->vm_pgoff = 0;
+		t->vmas[i]->vm_start = 0x100000UL;
+		t->vmas[i]->vm_end = 0x100000UL + 4 * PAGE_SIZE;
+	}
+	parent->anon_vma = av;
+	child->anon_vma = av;
+	i_mmap_lock_write(t->mapping);
+	vma_interval_tree_insert(t->vmas[0], &t->mapping->i_mmap);
+	i_mmap_unlock_write(t->mapping);
+
+	rt_pin(test, a);
+	KUNIT_ASSERT_TRUE(test, rmap_oplog_queue_insert(t->mapping, parent));
+	KUNIT_ASSERT_TRUE(test, rmap_oplog_queue_insert(t->mapping, t->vmas[2]));
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_eligible(child, parent));
+	rt_pin(test, b);
+	KUNIT_EXPECT_FALSE(test, rmap_oplog_queue_behind(t->mapping, child, parent));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(child->i_mmap_op.code), 0U);
+	rt_pin(test, a);
+	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_behind(t->mapping, child, parent));
+	rt_unpin();
+
+	pos = 0;
+	i_mmap_lock_read(t->mapping);
+	vma_interval_tree_foreach(vma, &t->mapping->i_mmap, 0, 0) {
+		if (vma == parent)
+			parent_pos = pos;
+		if (vma == child)
+			child_pos = pos;
+		pos++;
+	}
+	KUNIT_EXPECT_EQ(test, pos, 4);
+	KUNIT_EXPECT_GE(test, parent_pos, 0);
+	KUNIT_EXPECT_GT(test, child_pos, parent_pos);
+	i_mmap_unlock_read(t->mapping);
+	rt_done(test, t);
+}
+
 static struct kunit_case rmap_oplog_test_cases[] = {
 	KUNIT_CASE(rmap_oplog_test_local_absorb),
 	KUNIT_CASE(rmap_oplog_test_global_absorb),
@@ -1104,6 +1160,7 @@ static struct kunit_case rmap_oplog_test_cases[] = {
 	KUNIT_CASE(rmap_oplog_test_remove_eligible),
 	KUNIT_CASE(rmap_oplog_test_move_order),
 	KUNIT_CASE(rmap_oplog_test_fork_order),
+	KUNIT_CASE(rmap_oplog_test_fork_behind),
 	KUNIT_CASE(rmap_oplog_test_hotplug),
 	KUNIT_CASE(rmap_oplog_test_release),
 	KUNIT_CASE(rmap_oplog_test_eligible),

@@ -80,12 +80,14 @@ struct shrinker;
  *	without looking at other CPUs' logs, so it requires the thesis's usage
  *	(a mapping is added once and removed once): an item must not be added
  *	again while an operation on it may still be logged on another CPU.
- *	With %OPLOG_UNSTAMPED, the type promises that all its operations
+ *	With %OPLOG_UNSTAMPED, the type promises that its operations
  *	commute, those on one item included (it logs at most one operation
- *	per item at a time): nothing is stamped (no oplog_clock(), which is
- *	one global atomic where the TSC is not used), batches are applied in
- *	the order they were taken, and every synchronize takes every logged
- *	operation.  Not with %OPLOG_GLOBAL_ABSORB, which needs the order.
+ *	per item at a time), except one logged behind another in the same
+ *	log (oplog_queue_after()): nothing is stamped (no oplog_clock(),
+ *	which is one global atomic where the TSC is not used), batches are
+ *	applied in the order they were taken, which keeps each log's order,
+ *	and every synchronize takes every logged operation.  Not with
+ *	%OPLOG_GLOBAL_ABSORB, which needs the order.
  */
 enum oplog_kind {
 	OPLOG_ORDERED,
@@ -100,7 +102,7 @@ enum oplog_kind {
 /* &oplog_type.flags */
 #define OPLOG_LOCAL_ABSORB	0x1	/* cancel add+remove in one CPU's log */
 #define OPLOG_GLOBAL_ABSORB	0x2	/* cancel add+remove across CPUs */
-#define OPLOG_UNSTAMPED		0x4	/* no timestamps: all operations commute */
+#define OPLOG_UNSTAMPED		0x4	/* no timestamps: operations commute */
 
 /**
  * struct oplog_type_ops - what a user of OpLog provides
@@ -426,6 +428,8 @@ int oplog_queue(struct oplog_type *type, struct oplog_obj *obj,
 int oplog_add(struct oplog_type *type, struct oplog_obj *obj, long delta);
 bool oplog_absorb_hit(struct oplog_type *type, struct oplog_obj *obj,
 		      struct oplog_op *add);
+bool oplog_queue_after(struct oplog_type *type, struct oplog_obj *obj,
+		       struct oplog_op *prev, struct oplog_op *op);
 
 /*
  * oplog_synchronize() and oplog_synchronize_locked() apply every operation

@@ -67,6 +67,9 @@ bool rmap_oplog_eligible(struct vm_area_struct *vma,
 			 struct vm_area_struct *parent);
 bool rmap_oplog_queue_insert(struct address_space *mapping,
 			     struct vm_area_struct *vma);
+bool rmap_oplog_queue_behind(struct address_space *mapping,
+			     struct vm_area_struct *vma,
+			     struct vm_area_struct *parent);
 #endif
 
 /**

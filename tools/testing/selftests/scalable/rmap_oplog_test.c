@@ -24,7 +24,11 @@
  *            per fork at least.
  *  truncate_copied  the same with a written (anon_vma) mapping, whose
  *            entries fork copies, page 1's too: no child faults.  oplog:
- *            "logged_copied" grows by one per fork after the first.
+ *            "logged_copied" grows by one per fork but one, and
+ *            "logged_behind" by one at least: the first fork, on the
+ *            CPU that logged the parent's insert, logs behind it, a fork
+ *            from another CPU puts the parent into the tree the locked
+ *            way, and the later ones are logged.
  *  absorb    children that exit on the CPU they were forked on, and
  *            children that move to another CPU first, exit cleanly.
  *            oplog: the first cancel their logged inserts there
@@ -535,20 +539,25 @@ TEST_F_TIMEOUT(rmap_oplog, truncate, CASE_TIMEOUT)
 /*
  * As truncate, but the mapping is written first: with an anon_vma, fork
  * copies the parent's page table entries, page 1's included, so the
- * children never fault it in.  From the second fork on the parent's VMA
- * is in the tree (the first fork's locked insert put it there), so the
+ * children never fault it in.  A fork logs its child's insert behind the
+ * parent's while that is still in the log of the CPU it runs on; otherwise
+ * it puts the parent into the tree the locked way, once, and the later
  * children's inserts are logged: the truncate must still unmap page 1
  * from every child.
  */
 TEST_F_TIMEOUT(rmap_oplog, truncate_copied, CASE_TIMEOUT)
 {
+	long copied, behind;
 	char path[128];
-	long copied;
+	bool on_cpu0;
 	char *map;
 	int fd;
 
 	fd = make_file(self->root, "truncate_copied", 2, path, sizeof(path));
 	ASSERT_LE(0, fd) TH_LOG("%s: %s", path, strerror(errno));
+	/* Logged on the CPU of the first fork: that child goes behind it. */
+	on_cpu0 = pin(0) == 0 && sched_getcpu() == 0;
+	behind = stat_of("logged_behind");
 	map = mmap(NULL, 2 * page_size, PROT_READ | PROT_WRITE, MAP_PRIVATE,
 		   fd, 0);
 	ASSERT_NE(MAP_FAILED, map) TH_LOG("mmap: %s", strerror(errno));
@@ -556,12 +565,16 @@ TEST_F_TIMEOUT(rmap_oplog, truncate_copied, CASE_TIMEOUT)
 	ASSERT_EQ('b', probe(map + page_size));
 	copied = truncate_under_children(_metadata, self->pids, fd, map, true,
 					 "logged_copied");
+	behind = stat_of("logged_behind") - behind;
 	EXPECT_EQ('x', map[0]);
 	if (variant->oplog) {
-		TH_LOG("%ld inserts with copied entries logged by %d forks",
-		       copied, NR_CHILDREN);
+		TH_LOG("%ld copied inserts logged by %d forks, %ld behind",
+		       copied, NR_CHILDREN, behind);
 		EXPECT_LE(NR_CHILDREN - 1, copied)
 			TH_LOG("fewer copied inserts logged than forks");
+		if (on_cpu0)
+			EXPECT_LE(1, behind)
+				TH_LOG("the first fork did not log behind the parent");
 	}
 	munmap(map, 2 * page_size);
 	close(fd);
