@@ -1231,6 +1231,41 @@ int oplog_queue(struct oplog_type *type, struct oplog_obj *obj,
 }
 EXPORT_SYMBOL_GPL(oplog_queue);
 
+/*
+ * This CPU's log of @obj, locked, if it holds @op (found by address, the
+ * newest first: an add is mostly cancelled or followed soon), and *@cache
+ * its cache; otherwise NULL and nothing held.  The caller unlocks it (for
+ * sparse, the caller's __acquire() takes it over).  Walks at most the
+ * type's max_len operations.  Preemption disabled by the caller.
+ */
+static struct oplog_log *oplog_lock_holding(struct oplog_type *type,
+					    struct oplog_obj *obj,
+					    struct oplog_op *op,
+					    struct oplog_cache **cache)
+{
+	struct oplog_log *log;
+	struct oplog_op *pos;
+
+	lockdep_assert_preemption_disabled();
+	*cache = clustered_rep(&type->caches);
+	if (unlikely(!*cache))
+		return NULL;
+	log = oplog_hit_log(type, *cache, obj);
+	if (!log)
+		return NULL;
+	raw_spin_lock(&log->lock);
+	if (likely(log->obj == obj)) {
+		list_for_each_entry_reverse(pos, &log->ops, node) {
+			if (pos == op) {
+				__release(&log->lock);
+				return log;
+			}
+		}
+	}
+	raw_spin_unlock(&log->lock);
+	return NULL;
+}
+
 /**
  * oplog_absorb_hit() - cancel an add that is still in this CPU's log
  * @type: the object's type, %OPLOG_ABSORBING
@@ -1260,32 +1295,19 @@ bool oplog_absorb_hit(struct oplog_type *type, struct oplog_obj *obj,
 {
 	struct oplog_cache *cache;
 	struct oplog_log *log;
-	struct oplog_op *op;
 	bool done = false;
 
 	if (WARN_ON_ONCE(type->kind != OPLOG_ABSORBING || !in_task()))
 		return false;
 	preempt_disable();
-	cache = clustered_rep(&type->caches);
-	if (likely(cache)) {
-		log = oplog_hit_log(type, cache, obj);
-		if (log) {
-			raw_spin_lock(&log->lock);
-			if (likely(log->obj == obj)) {
-				/* The newest first: an add is mostly cancelled soon. */
-				list_for_each_entry_reverse(op, &log->ops, node) {
-					if (op != add)
-						continue;
-					list_del_init(&op->node);
-					log->len--;
-					done = true;
-					break;
-				}
-			}
-			raw_spin_unlock(&log->lock);
-			if (done)
-				local_inc(&cache->stats[OPLOG_STAT_ABSORBED_LOCAL]);
-		}
+	log = oplog_lock_holding(type, obj, add, &cache);
+	if (log) {
+		__acquire(&log->lock);
+		list_del_init(&add->node);
+		log->len--;
+		raw_spin_unlock(&log->lock);
+		local_inc(&cache->stats[OPLOG_STAT_ABSORBED_LOCAL]);
+		done = true;
 	}
 	preempt_enable();
 	return done;
@@ -1327,32 +1349,19 @@ bool oplog_queue_after(struct oplog_type *type, struct oplog_obj *obj,
 	struct oplog_op *absorbed = NULL;
 	struct oplog_cache *cache;
 	struct oplog_log *log;
-	struct oplog_op *pos;
 	bool done = false;
 
 	if (WARN_ON_ONCE(type->kind != OPLOG_ABSORBING || oplog_stamped(type) ||
 			 (type->flags & OPLOG_LOCAL_ABSORB) || !in_task()))
 		return false;
 	preempt_disable();
-	cache = clustered_rep(&type->caches);
-	if (likely(cache)) {
-		log = oplog_hit_log(type, cache, obj);
-		if (log) {
-			raw_spin_lock(&log->lock);
-			if (likely(log->obj == obj)) {
-				/* The newest first, as oplog_absorb_hit(). */
-				list_for_each_entry_reverse(pos, &log->ops, node) {
-					if (pos != prev)
-						continue;
-					done = oplog_append(type, cache, log, true,
-							    op, 0, &absorbed);
-					break;
-				}
-			}
-			raw_spin_unlock(&log->lock);
-			if (done)
-				local_inc(&cache->stats[OPLOG_STAT_HITS]);
-		}
+	log = oplog_lock_holding(type, obj, prev, &cache);
+	if (log) {
+		__acquire(&log->lock);
+		done = oplog_append(type, cache, log, true, op, 0, &absorbed);
+		raw_spin_unlock(&log->lock);
+		if (done)
+			local_inc(&cache->stats[OPLOG_STAT_HITS]);
 	}
 	preempt_enable();
 	/* Without local absorption, oplog_append() absorbs nothing. */

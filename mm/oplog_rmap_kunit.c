@@ -1029,6 +1029,50 @@ static void rmap_oplog_test_eligible(struct kunit *test)
 }
 
 /*
+ * Give every VMA of @t the same range and vm_pgoff, so that the tree's
+ * walk order among them is their insert order, and @parent and @child one
+ * anon_vma (fork copies the child's page table entries).
+ */
+static void rt_same_start(struct kunit *test, struct rt_ctx *t,
+			  struct vm_area_struct *parent,
+			  struct vm_area_struct *child)
+{
+	struct anon_vma *av = kunit_kzalloc(test, sizeof(*av), GFP_KERNEL);
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, av);
+	for (i = 0; i < RT_NR_VMAS; i++) {
+		t->vmas[i]->vm_pgoff = 0;
+		t->vmas[i]->vm_start = 0x100000UL;
+		t->vmas[i]->vm_end = 0x100000UL + 4 * PAGE_SIZE;
+	}
+	parent->anon_vma = av;
+	child->anon_vma = av;
+}
+
+/* Synchronize @t's tree: @nr VMAs in it, @child after @parent. */
+static void rt_expect_after(struct kunit *test, struct rt_ctx *t, int nr,
+			    struct vm_area_struct *parent,
+			    struct vm_area_struct *child)
+{
+	int pos = 0, parent_pos = -1, child_pos = -1;
+	struct vm_area_struct *vma;
+
+	i_mmap_lock_read(t->mapping);
+	vma_interval_tree_foreach(vma, &t->mapping->i_mmap, 0, 0) {
+		if (vma == parent)
+			parent_pos = pos;
+		if (vma == child)
+			child_pos = pos;
+		pos++;
+	}
+	i_mmap_unlock_read(t->mapping);
+	KUNIT_EXPECT_EQ(test, pos, nr);
+	KUNIT_EXPECT_GE(test, parent_pos, 0);
+	KUNIT_EXPECT_GT(test, child_pos, parent_pos);
+}
+
+/*
  * A fork's logged insert of a child whose PTEs are copied (parent and
  * child have an anon_vma) keeps the walk order of the locked insert:
  * synchronized into the tree, the child (the parent's vm_pgoff) comes
@@ -1040,20 +1084,11 @@ static void rmap_oplog_test_fork_order(struct kunit *test)
 {
 	struct rt_ctx *t = rt_new(test);
 	struct vm_area_struct *parent = t->vmas[1], *child = t->vmas[3];
-	struct anon_vma *av = kunit_kzalloc(test, sizeof(*av), GFP_KERNEL);
-	int i, pos, parent_pos, child_pos;
-	struct vm_area_struct *vma;
 	unsigned int a, b;
+	int i;
 
-	KUNIT_ASSERT_NOT_NULL(test, av);
 	rt_two_cpus(test, &a, &b);
-	for (i = 0; i < RT_NR_VMAS; i++) {
-		t->vmas[i]->vm_pgoff = 0;
-		t->vmas[i]->vm_start = 0x100000UL;
-		t->vmas[i]->vm_end = 0x100000UL + 4 * PAGE_SIZE;
-	}
-	parent->anon_vma = av;
-	child->anon_vma = av;
+	rt_same_start(test, t, parent, child);
 	i_mmap_lock_write(t->mapping);
 	vma_interval_tree_insert(t->vmas[0], &t->mapping->i_mmap);
 	vma_interval_tree_insert(parent, &t->mapping->i_mmap);
@@ -1066,21 +1101,7 @@ static void rmap_oplog_test_fork_order(struct kunit *test)
 		KUNIT_ASSERT_TRUE(test, rmap_oplog_queue_insert(t->mapping,
 								child));
 		rt_unpin();
-		pos = 0;
-		parent_pos = -1;
-		child_pos = -1;
-		i_mmap_lock_read(t->mapping);
-		vma_interval_tree_foreach(vma, &t->mapping->i_mmap, 0, 0) {
-			if (vma == parent)
-				parent_pos = pos;
-			if (vma == child)
-				child_pos = pos;
-			pos++;
-		}
-		KUNIT_EXPECT_EQ(test, pos, 4);
-		KUNIT_EXPECT_GE(test, parent_pos, 0);
-		KUNIT_EXPECT_GT(test, child_pos, parent_pos);
-		i_mmap_unlock_read(t->mapping);
+		rt_expect_after(test, t, 4, parent, child);
 		i_mmap_lock_write(t->mapping);
 		vma_interval_tree_remove(child, &t->mapping->i_mmap);
 		i_mmap_unlock_write(t->mapping);
@@ -1099,20 +1120,10 @@ static void rmap_oplog_test_fork_behind(struct kunit *test)
 {
 	struct rt_ctx *t = rt_new(test);
 	struct vm_area_struct *parent = t->vmas[1], *child = t->vmas[3];
-	struct anon_vma *av = kunit_kzalloc(test, sizeof(*av), GFP_KERNEL);
-	int i, pos, parent_pos = -1, child_pos = -1;
-	struct vm_area_struct *vma;
 	unsigned int a, b;
 
-	KUNIT_ASSERT_NOT_NULL(test, av);
 	rt_two_cpus(test, &a, &b);
-	for (i = 0; i < RT_NR_VMAS; i++) {
-		t->vmas[i]->vm_pgoff = 0;
-		t->vmas[i]->vm_start = 0x100000UL;
-		t->vmas[i]->vm_end = 0x100000UL + 4 * PAGE_SIZE;
-	}
-	parent->anon_vma = av;
-	child->anon_vma = av;
+	rt_same_start(test, t, parent, child);
 	i_mmap_lock_write(t->mapping);
 	vma_interval_tree_insert(t->vmas[0], &t->mapping->i_mmap);
 	i_mmap_unlock_write(t->mapping);
@@ -1127,20 +1138,7 @@ static void rmap_oplog_test_fork_behind(struct kunit *test)
 	rt_pin(test, a);
 	KUNIT_EXPECT_TRUE(test, rmap_oplog_queue_behind(t->mapping, child, parent));
 	rt_unpin();
-
-	pos = 0;
-	i_mmap_lock_read(t->mapping);
-	vma_interval_tree_foreach(vma, &t->mapping->i_mmap, 0, 0) {
-		if (vma == parent)
-			parent_pos = pos;
-		if (vma == child)
-			child_pos = pos;
-		pos++;
-	}
-	KUNIT_EXPECT_EQ(test, pos, 4);
-	KUNIT_EXPECT_GE(test, parent_pos, 0);
-	KUNIT_EXPECT_GT(test, child_pos, parent_pos);
-	i_mmap_unlock_read(t->mapping);
+	rt_expect_after(test, t, 4, parent, child);
 	rt_done(test, t);
 }
 
