@@ -139,7 +139,8 @@ def trace_boot(req, smp, workloads, ms, logdir, quantum=None, stock=False):
 	plugin = build_plugin()
 	sysmap = os.path.join(obj, 'System.map')
 	entries = scalable_trace.write_entries(sysmap, os.path.join(os.path.dirname(plugin),
-								      'entries'))
+								      'entries'),
+					       os.path.join(obj, 'vmlinux'))
 	os.makedirs(logdir, exist_ok=True)
 	record = os.path.join(logdir, 'release-trace-smp%d.c2c' % smp)
 	if quantum is None:

@@ -159,10 +159,66 @@ def entry_points(system_map):
 	return out
 
 
-def write_entries(system_map, path):
+# Functions whose calls the plugin measures ("spans", c2c.c): the OpLog's
+# apply under the object lock, which issue 36 bounds by a constant number
+# of operations whatever the CPU count.  Each must return by ret (or the
+# return thunk), not by a tail call, so that its returns end every call.
+SPAN_FUNCS = ('__oplog_sync',)
+INSN_RE = re.compile(r'^\s*([0-9a-f]+):\s+(\S+)\s*(.*)$')
+
+
+def span_sites(system_map, vmlinux, name, run=subprocess.run):
+	"""(entry, [return addresses]) of function @name, or None if the
+	kernel has no such function (stock 6.12).  Refuses one that leaves by
+	a jump out of its body (a tail call), whose calls would end unseen."""
+	syms = []
+	with open(system_map) as f:
+		for line in f:
+			parts = line.split()
+			if len(parts) >= 3 and parts[1] in 'tTwW':
+				syms.append((int(parts[0], 16), parts[2]))
+	syms.sort()
+	for i, (addr, sym) in enumerate(syms):
+		if sym == name:
+			break
+	else:
+		return None
+	end = next((a for a, _ in syms[i + 1:] if a > addr), addr + 4096)
+	r = run(['objdump', '-d', '--no-show-raw-insn', '--start-address=%#x' % addr,
+		 '--stop-address=%#x' % end, vmlinux], capture_output=True, text=True)
+	if r.returncode:
+		raise TraceError('objdump %s: %s' % (vmlinux, r.stderr.strip()))
+	rets = []
+	for line in r.stdout.splitlines():
+		m = INSN_RE.match(line)
+		if not m:
+			continue
+		pc, op, arg = int(m.group(1), 16), m.group(2), m.group(3)
+		if op.startswith('ret') or (op == 'jmp' and '<__x86_return_thunk>' in arg):
+			rets.append(pc)
+		elif op == 'jmp' and ('*' in arg or not re.search(r'<%s(\+0x[0-9a-f]+)?>' %
+								re.escape(name), arg)):
+			raise TraceError('%s leaves by a jump out of its body (%s %s): its '
+					 'calls cannot be measured' % (name, op, arg))
+	if not rets:
+		raise TraceError('%s: no return found in %s' % (name, vmlinux))
+	return addr, rets
+
+
+def write_entries(system_map, path, vmlinux=None, spans=SPAN_FUNCS):
+	"""The plugin's entries file: the kernel's entry points and, with
+	@vmlinux, the entries and returns of @spans (span<N> and ret<N>, N
+	the index in @spans).  Returns @path."""
 	with open(path, 'w') as f:
 		for addr, ctx in entry_points(system_map):
 			f.write('%#x %s\n' % (addr, ctx))
+		for i, name in enumerate(spans if vmlinux else ()):
+			sites = span_sites(system_map, vmlinux, name)
+			if not sites:
+				continue
+			f.write('%#x span%d\n' % (sites[0], i))
+			for pc in sites[1]:
+				f.write('%#x ret%d\n' % (pc, i))
 	return path
 
 
@@ -194,7 +250,7 @@ def parse_c2c(text):
 			if cur is not None:
 				warnings.append('window %d has no end' % cur['seq'])
 			cur = {'seq': _int(kv['seq']), 'vcpus': _int(kv['vcpus']), 'cpus': [],
-			       'total': {}, 'contexts': {}, 'lines': []}
+			       'total': {}, 'contexts': {}, 'lines': [], 'spans': {}}
 		elif cur is None:
 			if tag in ('warning', 'error'):
 				warnings.append(raw)
@@ -205,6 +261,9 @@ def parse_c2c(text):
 			cur['total'] = {k: _int(v) for k, v in kv.items()}
 		elif tag == 'contexts':
 			cur['contexts'] = {k: _int(v) for k, v in kv.items()}
+		elif tag == 'span':
+			sp = {k: _int(v) for k, v in kv.items()}
+			cur['spans'][sp.pop('id')] = sp
 		elif tag == 'line':
 			line = {k: _int(v) for k, v in kv.items()}
 			line['sites'] = []
@@ -583,11 +642,14 @@ def analyze_window(row, syms, mech_funcs=None, lines=None, top=8, sites=4):
 	mech_op = {m: 0 for m in attr.funcs}
 	mech_all = {m: 0 for m in attr.funcs}
 	mech_top = {m: 0 for m in attr.funcs}
-	hot_shared = pages = 0
+	hot_shared = hot_clock = pages = 0
 	for ln in w['lines']:
 		n = sum(s['n'] for s in ln['sites'] if on_op_path(s))
 		if popcount(ln['w']) > 1 and ops and n >= HOT_LINE * ops:
-			hot_shared += n
+			clock = sum(s['n'] for s in ln['sites'] if on_op_path(s) and
+				    s.get('wctx') in TIME_CONTEXTS)
+			hot_shared += n - clock
+			hot_clock += clock
 		if syms.data(ln['va']).startswith(PAGE_ARRAY):
 			pages += n
 		here = {}
@@ -650,9 +712,18 @@ def analyze_window(row, syms, mech_funcs=None, lines=None, top=8, sites=4):
 		# "no line written by more than one CPU per event").  Per-object
 		# lines that move once or twice in their life (an event allocated
 		# by its writer and freed by the reader, recycled slab memory) are
-		# below the bar however many vCPUs wrote them.
+		# below the bar however many vCPUs wrote them.  Transfers of
+		# data that the clock stored last (a timer interrupt or a
+		# kthread: the timekeeper's tk_core, which every file write's
+		# current_time() reads) are not the operations' sharing and
+		# are counted apart, as clock-driven transfers are.
 		'hot_shared_transfers_per_op': per(hot_shared),
+		'hot_shared_clock_transfers_per_op': per(hot_clock),
 		'mechanism_transfers_all_contexts': mech_all,
+		# calls of SPAN_FUNCS in the window, by name: calls, the
+		# longest's kernel instructions (insn_max), their sum, aborted
+		'spans': {SPAN_FUNCS[i]: sp for i, sp in w.get('spans', {}).items()
+			  if i < len(SPAN_FUNCS)},
 		'dropped_sites': t.get('dropped', 0),
 		'pace_timeouts': t.get('pace_timeouts', 0),
 		'top_lines': op_lines,
@@ -1127,8 +1198,9 @@ def targets(results):
 				    'vCPUs (transfers/event on lines that move %.1f times per event or '
 				    'more)' % (mode, n, HOT_LINE),
 				    'met' if x is not None and x == 0 else 'missed',
-				    '%s (stock %s); inotify code %s (stock %s)' %
-				    (fmt(x, 3), fmt(y, 3),
+				    '%s (stock %s), data stored by the clock %s apart; inotify code %s '
+				    '(stock %s)' %
+				    (fmt(x, 3), fmt(y, 3), fmt(a.get('hot_shared_clock_transfers_per_op'), 3),
 				     fmt(a['mechanism_transfers_per_op'].get('inotify'), 3),
 				     fmt(b['mechanism_transfers_per_op'].get('inotify'), 3)
 				     if b and b['ops'] else '-')))
@@ -1191,6 +1263,18 @@ def targets(results):
 			q = r['mechanism_transfers_all_contexts'].get('qdo')
 			out.append(('QDo: no transfer from QDo code in an idle %d-vCPU guest' % r['cpus'],
 				    'met' if q == 0 else 'missed', '%s transfers' % q))
+	# Issue 36: the longest apply under the object lock does not grow with
+	# the CPU count (same kernel instructions at 16 and 64 vCPUs, 10%).
+	for bench, mode in sorted({(r['bench'], r['mode']) for r in results
+				   if r['mode'].endswith('-oplog')}):
+		a, b = _row(results, bench, mode, 16), _row(results, bench, mode, 64)
+		sa = a and a.get('spans', {}).get('__oplog_sync')
+		sb = b and b.get('spans', {}).get('__oplog_sync')
+		if sa and sb and sa['calls'] and sb['calls']:
+			x, y = sa['insn_max'], sb['insn_max']
+			out.append(('%s %s: longest apply at 64 vCPUs within 10%% of 16' %
+				    (bench, mode), 'met' if y <= x * 1.1 else 'missed',
+				    '%d vs %d kernel instructions (%.2fx)' % (y, x, y / x if x else 0)))
 	return out
 
 
@@ -1202,6 +1286,33 @@ METRICS = (
 	('kernel_insn_per_op', 'kernel insn/op', 0),
 	('time_transfers_per_op', 'clock-driven transfers/op', 3),
 )
+
+
+def span_cell(r, name):
+	"""'<longest> (<mean>, <calls>)' of @name's calls in row @r, or None."""
+	sp = (r or {}).get('spans', {}).get(name)
+	if not sp or not sp['calls']:
+		return None
+	return '%d (%.0f, %d)' % (sp['insn_max'], sp['insn_sum'] / sp['calls'], sp['calls'])
+
+
+def span_table(results, keys, counts):
+	"""Markdown lines: the longest measured call of each SPAN_FUNCS."""
+	out = []
+	for name in SPAN_FUNCS:
+		rows = []
+		for bench, mode in keys:
+			cells = [span_cell(_row(results, bench, mode, n), name) for n in counts]
+			if any(cells):
+				rows.append('| %s | %s | %s |' % (bench, mode, ' | '.join(c or '-'
+											  for c in cells)))
+		if rows:
+			out += ['### Longest `%s` (the apply under the object lock)' % name, '',
+				'Kernel instructions of the longest call in the window (the mean, '
+				'the calls), in the context it ran in; interrupts excluded.', '',
+				'| benchmark | mode | ' + ' | '.join('%d' % n for n in counts) + ' |',
+				'|---|---|' + '---|' * len(counts)] + rows + ['']
+	return out
 
 
 def markdown(results, title='Cache-line transfers, traced (QEMU TCG, c2c plugin)', top=3):
@@ -1241,6 +1352,7 @@ def markdown(results, title='Cache-line transfers, traced (QEMU TCG, c2c plugin)
 				'| gate | verdict | measured |', '|---|---|---|']
 			out += ['| %s | %s | %s |' % x for x in gate_rows(results, n)]
 			out.append('')
+	out += span_table(results, keys, counts)
 	out += ['### Top transferred lines at %d vCPUs' % counts[-1], '']
 	for bench, mode in keys:
 		r = _row(results, bench, mode, counts[-1])

@@ -165,6 +165,91 @@ class TraceTest(unittest.TestCase):
 		with self.assertRaises(st.TraceError):
 			st.entry_points(bad)
 
+	OBJDUMP = '''
+ffffffff81200000 <oplog_queue>:
+ffffffff81200000:\tpush   %rbx
+ffffffff81200001:\tjmp    ffffffff81200020 <oplog_queue+0x20>
+ffffffff81200006:\tcall   *%rax
+ffffffff81200010:\tret
+ffffffff81200011:\tint3
+ffffffff81200020:\tjmp    ffffffff81400000 <__x86_return_thunk>
+'''
+
+	def objdump(self, text, rc=0):
+		calls = []
+
+		def run(argv, **kw):
+			calls.append(argv)
+			return subprocess.CompletedProcess(argv, rc, text, 'bad' if rc else '')
+		return run, calls
+
+	def test_span_sites(self):
+		run, calls = self.objdump(self.OBJDUMP)
+		got = st.span_sites(self.map, 'vmlinux', 'oplog_queue', run)
+		self.assertEqual(got, (0xffffffff81200000, [0xffffffff81200010, 0xffffffff81200020]))
+		# disassembled up to the next function
+		self.assertIn('--stop-address=0xffffffff81300000', calls[0])
+		# stock 6.12 has no such function: no span, no objdump
+		run, calls = self.objdump('')
+		self.assertIsNone(st.span_sites(self.map, 'vmlinux', '__oplog_sync', run))
+		self.assertEqual(calls, [])
+
+	def test_span_sites_refuse_tail_calls(self):
+		for jmp in ('jmp    ffffffff81300000 <ktime_get>', 'jmp    *%rax'):
+			run, _ = self.objdump(self.OBJDUMP + 'ffffffff81200030:\t' + jmp + '\n')
+			with self.assertRaises(st.TraceError):
+				st.span_sites(self.map, 'vmlinux', 'oplog_queue', run)
+		run, _ = self.objdump('ffffffff81200000:\tpush   %rbx\n')
+		with self.assertRaises(st.TraceError):
+			st.span_sites(self.map, 'vmlinux', 'oplog_queue', run)
+		run, _ = self.objdump('', rc=1)
+		with self.assertRaises(st.TraceError):
+			st.span_sites(self.map, 'vmlinux', 'oplog_queue', run)
+
+	def test_spans_reported(self):
+		text = self.text.replace('end seq=1', 'span id=0 calls=4 insn_sum=1000 insn_max=400 '
+					 'aborted=1\nend seq=1')
+		p = st.parse_c2c(text)
+		self.assertEqual(p['windows'][0]['spans'],
+				 {0: {'calls': 4, 'insn_sum': 1000, 'insn_max': 400, 'aborted': 1}})
+		rows = st.join(p['windows'], st.parse_trace_lines(TAP))
+		r = st.analyze_window(rows[0], st.Symbols(self.map))
+		self.assertEqual(r['spans']['__oplog_sync']['insn_max'], 400)
+		self.assertEqual(st.analyze_window(rows[1], st.Symbols(self.map))['spans'], {})
+		self.assertEqual(st.span_cell(r, '__oplog_sync'), '400 (250, 4)')
+		self.assertIn('| stat_bench | same-stock | 400 (250, 4) |', st.markdown([r]))
+
+	def test_span_target(self):
+		def row(n, longest):
+			return {'bench': 'inotify_bench', 'mode': 'dir-watch-oplog', 'cpus': n,
+				'ops': 0, 'spans': {'__oplog_sync': {'calls': 3, 'insn_sum': 3 * longest,
+							   'insn_max': longest, 'aborted': 0}}}
+		for n64, verdict in ((1090, 'met'), (1110, 'missed')):
+			t = [x for x in st.targets([row(16, 1000), row(64, n64)]) if 'apply' in x[0]]
+			self.assertEqual(t, [('inotify_bench dir-watch-oplog: longest apply at 64 vCPUs '
+					      'within 10% of 16', verdict,
+					      '%d vs 1000 kernel instructions (%.2fx)' % (n64, n64 / 1000))])
+
+	def test_write_entries_spans(self):
+		path = os.path.join(self.tmp.name, 'entries')
+		run, _ = self.objdump(self.OBJDUMP)
+		orig = st.span_sites
+		st.span_sites = lambda m, v, name: orig(m, v, name, run)
+		try:
+			st.write_entries(self.map, path, 'vmlinux', spans=('no_such_fn', 'oplog_queue'))
+		finally:
+			st.span_sites = orig
+		with open(path) as f:
+			lines = f.read().splitlines()
+		self.assertIn('0xffffffff81400040 syscall', lines)
+		# a function the kernel lacks keeps its index free
+		self.assertEqual([x for x in lines if 'span' in x or 'ret' in x][-3:],
+				 ['0xffffffff81200000 span1', '0xffffffff81200010 ret1',
+				  '0xffffffff81200020 ret1'])
+		st.write_entries(self.map, path)
+		with open(path) as f:
+			self.assertNotIn('span', f.read())
+
 	def test_per_op_figures_leave_the_clock_out(self):
 		p = st.parse_c2c(self.text)
 		rows = st.join(p['windows'], st.parse_trace_lines(TAP))
@@ -187,6 +272,21 @@ class TraceTest(unittest.TestCase):
 		# the timer's line is not on the operation's path
 		self.assertNotIn(0x2000, [ln['phys'] for ln in r['top_lines']])
 		self.assertEqual(r['time_lines'][0]['data'], 'tk_core+0x0')
+
+	def test_hot_shared_leaves_the_clocks_data_apart(self):
+		rows = st.join(st.parse_c2c(self.text)['windows'], st.parse_trace_lines(TAP))
+		r = st.analyze_window(rows[0], st.Symbols(self.map))
+		# two lines with two writers: 40 and 2 op-path transfers, 20 ops
+		self.assertAlmostEqual(r['hot_shared_transfers_per_op'], 2.1)
+		self.assertEqual(r['hot_shared_clock_transfers_per_op'], 0)
+		# the 25 loads of data a timer interrupt stored are the clock's
+		text = self.text.replace('store=0 ctx=syscall n=25',
+					 'store=0 ctx=syscall wctx=interrupt n=25')
+		rows = st.join(st.parse_c2c(text)['windows'], st.parse_trace_lines(TAP))
+		r = st.analyze_window(rows[0], st.Symbols(self.map))
+		self.assertEqual(r['top_lines'][0]['sites'][0]['transfers'], 25)
+		self.assertAlmostEqual(r['hot_shared_transfers_per_op'], 17 / 20)
+		self.assertAlmostEqual(r['hot_shared_clock_transfers_per_op'], 25 / 20)
 
 	def test_struct_page_lines_counted(self):
 		text = self.text.replace('va=0xff11000000001000', 'va=0xffffea0000001000')

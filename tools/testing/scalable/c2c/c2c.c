@@ -48,6 +48,17 @@
  * per line up to 64 vCPUs, and 40 more per 64 more vCPUs, rounded up to
  * 64 (see struct line).
  *
+ * Spans: the entries file may also name functions whose calls are measured
+ * ("<address> span<N>" at a function's entry, "<address> ret<N>" at each of
+ * its returns, N below NR_SPANS): per window and span, the calls that
+ * began and ended in the window, and the kernel instructions of the
+ * longest and of all of them, counted in the context the call began in (an
+ * interrupt that arrives meanwhile is not counted).  A call that the task
+ * leaves (a context switch, a return to user mode) or that begins again
+ * before it returns is counted as aborted, not measured.  Instructions are
+ * counted per translation block, so a call's count may be off by its
+ * entry block.
+ *
  * Arguments: out=<path> (required), attrib=<max entries per window>.
  */
 #include <errno.h>
@@ -105,6 +116,9 @@ static const char *const ctx_names[NR_CTX] = {
 #define NR_ENTRIES	4096
 #define NR_TASK_SLOTS	8192
 #define ENTRY_SWITCH	0xff
+#define NR_SPANS	8
+#define ENTRY_SPAN	0x40		/* | N: the entry of span N */
+#define ENTRY_SPAN_RET	0x80		/* | N: a return of span N */
 
 #define LF_CONFLICT	1
 #define LF_KCONFLICT	2
@@ -162,7 +176,7 @@ struct line {
 	uint16_t ctl;		/* LS_*: the coherence state but H */
 	uint16_t flags;		/* LF_*: counted as a conflict this window */
 	uint32_t epoch;		/* window the window masks belong to */
-	uint64_t wpc;		/* pc of the last store */
+	uint64_t wpc;		/* the last store: wpc_of(pc, context) */
 	uint64_t vaddr;		/* window: last kernel-mode virtual address */
 	uint64_t mask[];	/* NR_MASKS masks of line_words words */
 };
@@ -195,7 +209,20 @@ struct vcpu_ctx {
 	uint64_t last_line;
 	uint64_t last_pc;
 	int last_xfer;
+	int span;		/* the open span + 1, or 0 */
+	int span_ctx;		/* the context it began in */
+	uint32_t span_epoch;	/* the window it began in */
+	uint64_t span_start;	/* insn_ctx[span_ctx] when it began */
 } __attribute__((aligned(64)));
+
+/* One vCPU's calls of one span in window @epoch; written by its vCPU only. */
+struct span_stat {
+	uint32_t epoch;
+	uint64_t calls;
+	uint64_t insn_sum;
+	uint64_t insn_max;
+	uint64_t aborted;
+};
 
 /* The saved contexts of tasks not running, by task_struct address. */
 struct task_slot {
@@ -227,6 +254,8 @@ static struct vcpu_ctx *ctxs;
 static uint64_t entry_addr[NR_ENTRIES];
 static uint8_t entry_ctx[NR_ENTRIES];
 static uint64_t switch_addr;
+static struct span_stat *span_stats;	/* max_vcpus * NR_SPANS */
+static int nr_spans;
 static struct task_slot task_slots[NR_TASK_SLOTS];
 static pthread_mutex_t task_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -320,6 +349,30 @@ static struct line *line_get(uint64_t lineno)
 	}
 	return (struct line *)((char *)chunk +
 			       (lineno & (CHUNK_LINES - 1)) * line_stride);
+}
+
+/*
+ * A line's last store, as one word: its pc, with the context it ran in
+ * (CTX_*) in bits 57-62, which no canonical address of 4- or 5-level
+ * paging uses (the kernel's have them all set, copies of bit 63).
+ */
+#define WPC_SHIFT	57
+#define WPC_LOW		((1ULL << WPC_SHIFT) - 1)
+#define WPC_HIGH	(~WPC_LOW & ~(1ULL << 63))
+
+static inline uint64_t wpc_of(uint64_t pc, int ctx)
+{
+	return (pc & (WPC_LOW | 1ULL << 63)) | (uint64_t)ctx << WPC_SHIFT;
+}
+
+static inline uint64_t wpc_pc(uint64_t w)
+{
+	return (w & WPC_LOW) | ((w >> 63) ? WPC_HIGH | 1ULL << 63 : 0);
+}
+
+static inline int wpc_ctx(uint64_t w)
+{
+	return (w & WPC_HIGH) >> WPC_SHIFT;
 }
 
 static inline uint64_t hash3(uint64_t a, uint64_t b, uint64_t c)
@@ -567,7 +620,7 @@ static ALWAYS_INLINE void access_line_nw(unsigned int nw, unsigned int cpu,
 		/* The only holder, and it wrote last: nothing changes. */
 		xfer = __atomic_load_n(&l->ctl, __ATOMIC_RELAXED) != me &&
 		       line_store(l, nw, cpu);
-		__atomic_store_n(&l->wpc, pc, __ATOMIC_RELAXED);
+		__atomic_store_n(&l->wpc, wpc_of(pc, ctx), __ATOMIC_RELAXED);
 	} else {
 		uint64_t *h = &l->mask[M_HOLDERS * nw + word_of(cpu, nw)];
 
@@ -733,6 +786,8 @@ static void pace(unsigned int cpu)
 	}
 }
 
+static void span_abort(unsigned int cpu);
+
 static void vcpu_tb_exec(unsigned int cpu, void *udata)
 {
 	uint64_t v = (uintptr_t)udata;
@@ -740,8 +795,11 @@ static void vcpu_tb_exec(unsigned int cpu, void *udata)
 	if (cpu >= max_vcpus)
 		return;
 	stats[cpu].insn[v & 1] += v >> 1;
-	if (!(v & 1))
+	if (!(v & 1)) {
 		ctxs[cpu].cur.depth = 0;
+		if (ctxs[cpu].span)
+			span_abort(cpu);
+	}
 	stats[cpu].insn_ctx[cur_ctx(cpu, v & 1)] += v >> 1;
 	__atomic_store_n(&pc_[cpu].vt, pc_[cpu].vt + (v >> 1), __ATOMIC_RELAXED);
 	if (quantum && __atomic_load_n(&win_open, __ATOMIC_RELAXED))
@@ -771,6 +829,82 @@ static void ctx_leave(unsigned int cpu, void *udata)
 		ctxs[cpu].cur.depth--;
 }
 
+/* This vCPU's record of span @id for the current window. */
+static struct span_stat *span_stat(unsigned int cpu, int id)
+{
+	struct span_stat *s = &span_stats[cpu * NR_SPANS + id];
+	uint32_t e = __atomic_load_n(&epoch, __ATOMIC_RELAXED);
+
+	if (s->epoch != e) {
+		__atomic_store_n(&s->calls, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->insn_sum, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->insn_max, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->aborted, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->epoch, e, __ATOMIC_RELEASE);
+	}
+	return s;
+}
+
+/* Forget this vCPU's open span; count it if it began in an open window. */
+static void span_abort(unsigned int cpu)
+{
+	struct vcpu_ctx *x = &ctxs[cpu];
+
+	if (!x->span)
+		return;
+	if (__atomic_load_n(&win_open, __ATOMIC_RELAXED) &&
+	    x->span_epoch == __atomic_load_n(&epoch, __ATOMIC_RELAXED)) {
+		struct span_stat *s = span_stat(cpu, x->span - 1);
+
+		__atomic_store_n(&s->aborted, s->aborted + 1, __ATOMIC_RELAXED);
+	}
+	x->span = 0;
+}
+
+/* A span's entry: its TB was counted already, so the count starts after. */
+static void span_begin(unsigned int cpu, void *udata)
+{
+	struct vcpu_ctx *x;
+
+	if (cpu >= max_vcpus)
+		return;
+	span_abort(cpu);
+	x = &ctxs[cpu];
+	x->span = (uintptr_t)udata + 1;
+	x->span_ctx = cur_ctx(cpu, KERNEL);
+	x->span_epoch = __atomic_load_n(&epoch, __ATOMIC_RELAXED);
+	x->span_start = stats[cpu].insn_ctx[x->span_ctx];
+}
+
+/* A return of span @udata: its TB, the return included, was counted. */
+static void span_end(unsigned int cpu, void *udata)
+{
+	int id = (uintptr_t)udata;
+	struct vcpu_ctx *x;
+	struct span_stat *s;
+	uint64_t n;
+
+	if (cpu >= max_vcpus)
+		return;
+	x = &ctxs[cpu];
+	if (x->span != id + 1)
+		return;
+	if (cur_ctx(cpu, KERNEL) != x->span_ctx) {
+		span_abort(cpu);
+		return;
+	}
+	x->span = 0;
+	if (!__atomic_load_n(&win_open, __ATOMIC_RELAXED) ||
+	    x->span_epoch != __atomic_load_n(&epoch, __ATOMIC_RELAXED))
+		return;
+	n = stats[cpu].insn_ctx[x->span_ctx] - x->span_start;
+	s = span_stat(cpu, id);
+	__atomic_store_n(&s->calls, s->calls + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->insn_sum, s->insn_sum + n, __ATOMIC_RELAXED);
+	if (n > s->insn_max)
+		__atomic_store_n(&s->insn_max, n, __ATOMIC_RELAXED);
+}
+
 static inline struct task_slot *task_slot(uint64_t task)
 {
 	return &task_slots[(task * 0x9e3779b97f4a7c15ULL >> 32) &
@@ -785,6 +919,7 @@ static void ctx_save(unsigned int cpu, qemu_plugin_meminfo_t info,
 
 	if (cpu >= max_vcpus)
 		return;
+	span_abort(cpu);
 	pthread_mutex_lock(&task_lock);
 	t->task = vaddr;
 	t->ctx = ctxs[cpu].cur;
@@ -852,10 +987,23 @@ static int load_entries(const char *path)
 			switch_addr = addr;
 			continue;
 		}
-		for (c = CTX_SYSCALL; c <= CTX_INTERRUPT; c++)
-			if (!strcmp(kind, ctx_names[c]))
-				break;
-		if (c > CTX_INTERRUPT || n >= NR_ENTRIES / 2) {
+		if (sscanf(kind, "span%d", &c) == 1 ||
+		    sscanf(kind, "ret%d", &c) == 1) {
+			if (c < 0 || c >= NR_SPANS || n >= NR_ENTRIES / 2) {
+				fprintf(stderr, "c2c: %s: bad span %s or too many\n",
+					path, kind);
+				fclose(f);
+				return -1;
+			}
+			if (c >= nr_spans)
+				nr_spans = c + 1;
+			c |= kind[0] == 's' ? ENTRY_SPAN : ENTRY_SPAN_RET;
+		} else {
+			for (c = CTX_SYSCALL; c <= CTX_INTERRUPT; c++)
+				if (!strcmp(kind, ctx_names[c]))
+					break;
+		}
+		if ((c > CTX_INTERRUPT && c < ENTRY_SPAN) || n >= NR_ENTRIES / 2) {
 			fprintf(stderr, "c2c: %s: bad entry %s or too many\n",
 				path, kind);
 			fclose(f);
@@ -968,6 +1116,24 @@ static void dump_window(void)
 		fprintf(out, " insn_%s=%" PRIu64 " xfer_%s=%" PRIu64,
 			ctx_names[i], ictx[i], ctx_names[i], xctx[i]);
 	fprintf(out, "\n");
+	for (i = 0; i < (size_t)nr_spans; i++) {
+		uint64_t calls = 0, sum = 0, max = 0, aborted = 0;
+
+		for (c = 0; c < max_vcpus; c++) {
+			struct span_stat *s = &span_stats[c * NR_SPANS + i];
+
+			if (__atomic_load_n(&s->epoch, __ATOMIC_ACQUIRE) != epoch)
+				continue;
+			calls += __atomic_load_n(&s->calls, __ATOMIC_RELAXED);
+			sum += __atomic_load_n(&s->insn_sum, __ATOMIC_RELAXED);
+			aborted += __atomic_load_n(&s->aborted, __ATOMIC_RELAXED);
+			if (__atomic_load_n(&s->insn_max, __ATOMIC_RELAXED) > max)
+				max = __atomic_load_n(&s->insn_max, __ATOMIC_RELAXED);
+		}
+		fprintf(out, "span id=%zu calls=%" PRIu64 " insn_sum=%" PRIu64
+			" insn_max=%" PRIu64 " aborted=%" PRIu64 "\n", i, calls,
+			sum, max, aborted);
+	}
 	pthread_mutex_lock(&att_lock);
 	fprintf(out, "total insn_k=%" PRIu64 " insn_u=%" PRIu64 " mem_k=%" PRIu64
 		" mem_u=%" PRIu64 " xfer_k=%" PRIu64 " xfer_u=%" PRIu64
@@ -1002,8 +1168,11 @@ static void dump_window(void)
 					l ? l->vaddr : 0);
 			}
 			fprintf(out, "xfer pc=%#" PRIx64 " wpc=%#" PRIx64
-				" store=%u ctx=%s n=%" PRIu64 "\n", a->pc,
-				a->wpc, a->store, ctx_names[a->ctx], a->count);
+				" store=%u ctx=%s wctx=%s n=%" PRIu64 "\n",
+				a->pc, wpc_pc(a->wpc), a->store,
+				ctx_names[a->ctx],
+				a->wpc ? ctx_names[wpc_ctx(a->wpc)] : "none",
+				a->count);
 		}
 		free(list);
 	} else {
@@ -1077,7 +1246,7 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 	if (k == KERNEL) {
 		e = entry_slot(va);
-		if (entry_addr[e] == va)
+		if (entry_addr[e] == va && entry_ctx[e] < ENTRY_SPAN)
 			qemu_plugin_register_vcpu_tb_exec_cb(tb, ctx_enter,
 							     QEMU_PLUGIN_CB_NO_REGS,
 							     (void *)(uintptr_t)entry_ctx[e]);
@@ -1098,6 +1267,14 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, ctx_leave,
 							       QEMU_PLUGIN_CB_NO_REGS,
 							       NULL);
+		if (k == KERNEL && nr_spans) {
+			e = entry_slot(pc);
+			if (entry_addr[e] == pc && entry_ctx[e] >= ENTRY_SPAN)
+				qemu_plugin_register_vcpu_insn_exec_cb(insn,
+					entry_ctx[e] & ENTRY_SPAN ? span_begin : span_end,
+					QEMU_PLUGIN_CB_NO_REGS,
+					(void *)(uintptr_t)(entry_ctx[e] & (NR_SPANS - 1)));
+		}
 		if (switch_addr && pc >= switch_addr && pc < switch_addr + 64) {
 			int sw = switch_insn(insn);
 
@@ -1165,7 +1342,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	end = vcpu_array(sizeof(*end));
 	ctxs = vcpu_array(sizeof(*ctxs));
 	pc_ = vcpu_array(sizeof(*pc_));
-	if (!stats || !start || !end || !ctxs || !pc_) {
+	span_stats = vcpu_array(NR_SPANS * sizeof(*span_stats));
+	if (!stats || !start || !end || !ctxs || !pc_ || !span_stats) {
 		fprintf(stderr, "c2c: out of memory\n");
 		return -1;
 	}

@@ -58,7 +58,7 @@
 #define IB_SYSCTL_EVENTS	"/proc/sys/fs/inotify/max_queued_events"
 #define IB_SYSCTL_WATCHES	"/proc/sys/fs/inotify/max_user_watches"
 /* Lines of the OpLog statistics (bench_sw_inotify.stats) kept, at most */
-#define IB_MAX_STATS		16
+#define IB_MAX_STATS		32
 /* The files live in DIR/IB_SUBDIR, the directory that dir-watch watches */
 #define IB_SUBDIR		"i"
 
@@ -309,10 +309,14 @@ static int read_stats(struct ib_stats *st)
 	return st->nr ? 0 : -1;
 }
 
-/* Print what the OpLog counted since reader_init(), a diagnostic only. */
+/*
+ * Print what the OpLog counted since reader_init(), a diagnostic only; the
+ * limits and high-water marks ("max_*": max_apply, the most operations one
+ * apply handled since boot) as they are.
+ */
 static void print_stats_delta(struct bench_worker *w, const char *mode)
 {
-	char line[512] = "";
+	char line[1024] = "";
 	struct ib_stats st;
 	size_t len;
 	int i, j;
@@ -324,8 +328,13 @@ static void print_stats_delta(struct bench_worker *w, const char *mode)
 			if (!strcmp(st.name[i], stats0.name[j]))
 				break;
 		len = strlen(line);
-		snprintf(line + len, sizeof(line) - len, " %s=%+lld", st.name[i],
-			 st.val[i] - (j < stats0.nr ? stats0.val[j] : 0));
+		if (!strncmp(st.name[i], "max_", 4))
+			snprintf(line + len, sizeof(line) - len, " %s=%lld",
+				 st.name[i], st.val[i]);
+		else
+			snprintf(line + len, sizeof(line) - len, " %s=%+lld",
+				 st.name[i], st.val[i] -
+				 (j < stats0.nr ? stats0.val[j] : 0));
 	}
 	ksft_print_msg("inotify_bench: %s cpus=%d oplog stats:%s\n", mode,
 		       w->cpus, line);
