@@ -161,9 +161,11 @@ def entry_points(system_map):
 
 # Functions whose calls the plugin measures ("spans", c2c.c): the OpLog's
 # apply under the object lock, which issue 36 bounds by a constant number
-# of operations whatever the CPU count.  Each must return by ret (or the
-# return thunk), not by a tail call, so that its returns end every call.
-SPAN_FUNCS = ('__oplog_sync',)
+# of operations whatever the CPU count, and the reverse map's apply of
+# what it took out of the logs and its spill list, under i_mmap_rwsem.
+# Each must return by ret (or the return thunk), not by a tail call, so
+# that its returns end every call.
+SPAN_FUNCS = ('__oplog_sync', 'rmap_oplog_apply')
 INSN_RE = re.compile(r'^\s*([0-9a-f]+):\s+(\S+)\s*(.*)$')
 
 
@@ -208,12 +210,18 @@ def span_sites(system_map, vmlinux, name, run=subprocess.run):
 def write_entries(system_map, path, vmlinux=None, spans=SPAN_FUNCS):
 	"""The plugin's entries file: the kernel's entry points and, with
 	@vmlinux, the entries and returns of @spans (span<N> and ret<N>, N
-	the index in @spans).  Returns @path."""
+	the index in @spans).  A span that cannot be measured is left out
+	with a warning on stderr: the rest of the trace does not need it.
+	Returns @path."""
 	with open(path, 'w') as f:
 		for addr, ctx in entry_points(system_map):
 			f.write('%#x %s\n' % (addr, ctx))
 		for i, name in enumerate(spans if vmlinux else ()):
-			sites = span_sites(system_map, vmlinux, name)
+			try:
+				sites = span_sites(system_map, vmlinux, name)
+			except TraceError as e:
+				print('scalable: span not measured: %s' % e, file=sys.stderr)
+				continue
 			if not sites:
 				continue
 			f.write('%#x span%d\n' % (sites[0], i))

@@ -4,11 +4,13 @@
 # Unit tests of scalable_trace.py: the c2c record parser, the join to the
 # benchmarks' TRACE_WINDOW lines, symbols and the per-operation figures.
 
+import io
 import os
 import subprocess
 import sys
 import tempfile
 import unittest
+import unittest.mock
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -249,6 +251,19 @@ ffffffff81200020:\tjmp    ffffffff81400000 <__x86_return_thunk>
 		st.write_entries(self.map, path)
 		with open(path) as f:
 			self.assertNotIn('span', f.read())
+		# one that leaves by a tail call is left out, the rest written
+		run, _ = self.objdump(self.OBJDUMP + 'ffffffff81200030:\tjmp    *%rax\n')
+		st.span_sites = lambda m, v, name: orig(m, v, name, run)
+		try:
+			with unittest.mock.patch('sys.stderr', new_callable=io.StringIO) as err:
+				st.write_entries(self.map, path, 'vmlinux', spans=('oplog_queue',))
+		finally:
+			st.span_sites = orig
+		self.assertIn('span not measured: oplog_queue leaves', err.getvalue())
+		with open(path) as f:
+			text = f.read()
+		self.assertNotIn('span', text)
+		self.assertIn('syscall', text)
 
 	def test_per_op_figures_leave_the_clock_out(self):
 		p = st.parse_c2c(self.text)
