@@ -148,20 +148,33 @@ static void __init oplog_clock_init(void)
 /* ---- helpers ---- */
 
 /*
- * Count an event in this CPU's cache, if it has one; never allocates.  A
- * type that failed to register has no caches (->caches.slot is NULL), and
- * its users still synchronize and flush their objects, which have no logs.
+ * This CPU's counter @s: in its cache, or, for a CPU that has none (a
+ * reader that only synchronizes never queues, so never gets one), in the
+ * type's uncached statistics.  Preemption disabled.  A type that failed
+ * to register has neither (->caches.slot is NULL), and its users still
+ * synchronize and flush their objects, which have no logs: NULL.
  */
-void oplog_stat(struct oplog_type *type, enum oplog_stat s, long n)
+static local_t *oplog_stat_ptr(struct oplog_type *type, enum oplog_stat s)
 {
 	struct oplog_cache *cache;
 
 	if (unlikely(!type->caches.slot))
-		return;
-	preempt_disable();
+		return NULL;
 	cache = this_cpu_read(*type->caches.slot);
 	if (cache)
-		local_add(n, &cache->stats[s]);
+		return &cache->stats[s];
+	return this_cpu_ptr(type->uncached_stats) + s;
+}
+
+/* Count an event on this CPU; never allocates. */
+void oplog_stat(struct oplog_type *type, enum oplog_stat s, long n)
+{
+	local_t *v;
+
+	preempt_disable();
+	v = oplog_stat_ptr(type, s);
+	if (v)
+		local_add(n, v);
 	preempt_enable();
 }
 
@@ -171,14 +184,12 @@ void oplog_stat(struct oplog_type *type, enum oplog_stat s, long n)
  */
 static void oplog_stat_max(struct oplog_type *type, enum oplog_stat s, long n)
 {
-	struct oplog_cache *cache;
+	local_t *v;
 
-	if (unlikely(!type->caches.slot))
-		return;
 	preempt_disable();
-	cache = this_cpu_read(*type->caches.slot);
-	if (cache && local_read(&cache->stats[s]) < n)
-		local_set(&cache->stats[s], n);
+	v = oplog_stat_ptr(type, s);
+	if (v && local_read(v) < n)
+		local_set(v, n);
 	preempt_enable();
 }
 
@@ -1434,6 +1445,12 @@ int oplog_type_register(struct oplog_type *type)
 	type->spares = alloc_percpu(void *);
 	if (!type->spares)
 		return -ENOMEM;
+	type->uncached_stats = __alloc_percpu(OPLOG_NR_STATS * sizeof(local_t),
+					      __alignof__(local_t));
+	if (!type->uncached_stats) {
+		oplog_free_spares(type);
+		return -ENOMEM;
+	}
 	for_each_possible_cpu(cpu) {
 		*per_cpu_ptr(type->spares, cpu) =
 			oplog_cache_alloc(type, cpu, GFP_KERNEL);

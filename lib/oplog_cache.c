@@ -265,6 +265,8 @@ void oplog_free_spares(struct oplog_type *type)
 				 xchg(per_cpu_ptr(type->spares, cpu), NULL));
 	free_percpu(type->spares);
 	type->spares = NULL;
+	free_percpu(type->uncached_stats);
+	type->uncached_stats = NULL;
 }
 
 static void oplog_cache_release(struct clustered_obj *co)

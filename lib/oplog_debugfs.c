@@ -23,6 +23,21 @@ static const char * const oplog_stat_names[OPLOG_NR_STATS] = {
 
 static struct dentry *oplog_debugfs_root;
 
+/* Add one CPU's counters @v to @sum; a high-water mark by its maximum. */
+static void oplog_stats_add(long *sum, const local_t *v)
+{
+	unsigned int s;
+	long n;
+
+	for (s = 0; s < OPLOG_NR_STATS; s++) {
+		n = local_read(&v[s]);
+		if (s == OPLOG_STAT_MAX_APPLY)
+			sum[s] = max(sum[s], n);
+		else
+			sum[s] += n;
+	}
+}
+
 static int oplog_stats_show(struct seq_file *m, void *v)
 {
 	static const char * const kinds[] = {
@@ -32,23 +47,17 @@ static int oplog_stats_show(struct seq_file *m, void *v)
 	struct oplog_type *type = m->private;
 	long sum[OPLOG_NR_STATS] = { };
 	unsigned long offline_logs = 0;
-	long n;
 	struct oplog_cache *cache;
 	unsigned int cpu, s, caches = 0;
 
 	for_each_possible_cpu(cpu) {
+		/* What a CPU counted before it had a cache (oplog_stat()). */
+		oplog_stats_add(sum, per_cpu_ptr(type->uncached_stats, cpu));
 		cache = oplog_cache_of(type, cpu);
 		if (!cache)
 			continue;
 		caches++;
-		for (s = 0; s < OPLOG_NR_STATS; s++) {
-			n = local_read(&cache->stats[s]);
-			/* A high-water mark: the largest of any CPU's. */
-			if (s == OPLOG_STAT_MAX_APPLY)
-				sum[s] = max(sum[s], n);
-			else
-				sum[s] += n;
-		}
+		oplog_stats_add(sum, cache->stats);
 		if (!cpu_online(cpu))
 			offline_logs += oplog_cpu_nr_logs(type, cpu);
 	}

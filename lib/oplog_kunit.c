@@ -304,10 +304,17 @@ static struct oplog_type ot_pending = {
 	.nr_slots = 16, .max_len = 64, .max_pending = OT_PENDING,
 };
 
+/* Queued to by one CPU only: the others never get a cache of it. */
+static struct oplog_type ot_reader = {
+	.name = "kunit_reader", .kind = OPLOG_ORDERED, .ops = &ot_ops,
+	.nr_slots = 16,
+};
+
 static struct oplog_type *ot_types[] = {
 	&ot_ordered, &ot_counter, &ot_local, &ot_global, &ot_noabsorb,
 	&ot_oneslot, &ot_short, &ot_stress, &ot_counter1, &ot_cstress,
 	&ot_unstamped, &ot_reserving, &ot_pending, &ot_after, &ot_after1,
+	&ot_reader,
 };
 
 /* Other lock classes, for objects whose locks the test holds itself. */
@@ -1611,6 +1618,38 @@ static void oplog_test_unregistered(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, o->oo.cpus, 0UL);
 }
 
+/*
+ * A CPU that never queued to a type (a reader that only synchronizes) has
+ * no cache of it; its synchronizes and applies still count, so that
+ * max_apply is the largest apply of any CPU.
+ */
+static void oplog_test_reader_stats(struct kunit *test)
+{
+	unsigned int writer = cpumask_first(cpu_online_mask);
+	unsigned int reader = cpumask_next(writer, cpu_online_mask);
+	struct ot_obj *o = ot_new(test, true);
+	struct ot_op *ops = ot_ops_new(test, 3);
+	local_t *v;
+	int i;
+
+	if (reader >= nr_cpu_ids)
+		kunit_skip(test, "needs two online CPUs");
+	for (i = 0; i < 3; i++)
+		KUNIT_ASSERT_EQ(test, ot_queue_on(writer, &ot_reader, o, &ops[i]), 0);
+	ot_pin(test, reader);
+	spin_lock(&o->lock);
+	oplog_synchronize_locked(&ot_reader, &o->oo);
+	spin_unlock(&o->lock);
+	ot_unpin();
+	ot_expect_order(test, o, ops, 3);
+	KUNIT_EXPECT_NULL(test, *per_cpu_ptr(ot_reader.caches.slot, reader));
+	v = per_cpu_ptr(ot_reader.uncached_stats, reader);
+	KUNIT_EXPECT_EQ(test, local_read(&v[OPLOG_STAT_SYNCS]), 1);
+	KUNIT_EXPECT_EQ(test, local_read(&v[OPLOG_STAT_APPLIED]), 3);
+	KUNIT_EXPECT_EQ(test, local_read(&v[OPLOG_STAT_MAX_APPLY]), 3);
+	ot_flush_check(test, &ot_reader, o);
+}
+
 /* ---------------------------------------------------------------- stress */
 
 #define ST_OBJS		4
@@ -1964,6 +2003,7 @@ static struct kunit_case oplog_test_cases[] = {
 	KUNIT_CASE(oplog_test_unstamped),
 	KUNIT_CASE(oplog_test_reserve),
 	KUNIT_CASE(oplog_test_unregistered),
+	KUNIT_CASE(oplog_test_reader_stats),
 	KUNIT_CASE(oplog_test_stress),
 	KUNIT_CASE(oplog_test_counter_stress),
 	{}

@@ -193,6 +193,7 @@ struct oplog_type {
 	unsigned int			slot_bits;
 	unsigned int			shrink_cpu;
 	void * __percpu			*spares;
+	local_t __percpu		*uncached_stats;
 	struct clustered_obj		caches;
 	struct list_head		list;
 	struct lock_class_key		log_key;
