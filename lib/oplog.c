@@ -151,14 +151,15 @@ static void __init oplog_clock_init(void)
  * This CPU's counter @s: in its cache, or, for a CPU that has none (a
  * reader that only synchronizes never queues, so never gets one), in the
  * type's uncached statistics.  Preemption disabled.  A type that failed
- * to register has neither (->caches.slot is NULL), and its users still
- * synchronize and flush their objects, which have no logs: NULL.
+ * to register has neither, and its users still synchronize and flush
+ * their objects, which have no logs: NULL.
  */
 static local_t *oplog_stat_ptr(struct oplog_type *type, enum oplog_stat s)
 {
 	struct oplog_cache *cache;
 
-	if (unlikely(!type->caches.slot))
+	/* Set by registration before the caches, cleared after them. */
+	if (unlikely(!type->uncached_stats || !type->caches.slot))
 		return NULL;
 	cache = this_cpu_read(*type->caches.slot);
 	if (cache)

@@ -197,7 +197,9 @@ ffffffff81200020:\tjmp    ffffffff81400000 <__x86_return_thunk>
 		self.assertEqual(calls, [])
 
 	def test_span_sites_refuse_tail_calls(self):
-		for jmp in ('jmp    ffffffff81300000 <ktime_get>', 'jmp    *%rax'):
+		for jmp in ('jmp    ffffffff81300000 <ktime_get>', 'jmp    *%rax',
+			    'jne    ffffffff81300000 <ktime_get>', 'cs jmp ffffffff81000000 <_text>',
+			    'notrack jmp *%rax'):
 			run, _ = self.objdump(self.OBJDUMP + 'ffffffff81200030:\t' + jmp + '\n')
 			with self.assertRaises(st.TraceError):
 				st.span_sites(self.map, 'vmlinux', 'oplog_queue', run)
@@ -208,29 +210,50 @@ ffffffff81200020:\tjmp    ffffffff81400000 <__x86_return_thunk>
 		with self.assertRaises(st.TraceError):
 			st.span_sites(self.map, 'vmlinux', 'oplog_queue', run)
 
+		def missing(argv, **kw):
+			raise FileNotFoundError(2, 'No such file', 'objdump')
+		with self.assertRaises(st.TraceError):
+			st.span_sites(self.map, 'vmlinux', 'oplog_queue', missing)
+		# a prefixed return, and a conditional one through the thunk
+		run, _ = self.objdump('ffffffff81200000:\trepz ret\n'
+				      'ffffffff81200002:\tje     ffffffff81400000 <__x86_return_thunk>\n')
+		self.assertEqual(st.span_sites(self.map, 'vmlinux', 'oplog_queue', run),
+				 (0xffffffff81200000, [0xffffffff81200000, 0xffffffff81200002]))
+
 	def test_spans_reported(self):
 		text = self.text.replace('end seq=1', 'span id=0 calls=4 insn_sum=1000 insn_max=400 '
-					 'aborted=1\nend seq=1')
+					 'ops_sum=10 ops_at_max=4 aborted=1\nend seq=1')
 		p = st.parse_c2c(text)
 		self.assertEqual(p['windows'][0]['spans'],
-				 {0: {'calls': 4, 'insn_sum': 1000, 'insn_max': 400, 'aborted': 1}})
+				 {0: {'calls': 4, 'insn_sum': 1000, 'insn_max': 400, 'ops_sum': 10,
+				      'ops_at_max': 4, 'aborted': 1}})
 		rows = st.join(p['windows'], st.parse_trace_lines(TAP))
 		r = st.analyze_window(rows[0], st.Symbols(self.map))
 		self.assertEqual(r['spans']['__oplog_sync']['insn_max'], 400)
 		self.assertEqual(st.analyze_window(rows[1], st.Symbols(self.map))['spans'], {})
-		self.assertEqual(st.span_cell(r, '__oplog_sync'), '400 (250, 4)')
-		self.assertIn('| stat_bench | same-stock | 400 (250, 4) |', st.markdown([r]))
+		self.assertEqual(st.span_per_op(r, '__oplog_sync'), 100)
+		cell = '400 / 4 (100.0; 4 calls, 1 aborted)'
+		self.assertEqual(st.span_cell(r, '__oplog_sync'), cell)
+		self.assertIn('| stat_bench | same-stock | %s |' % cell, st.markdown([r]))
 
 	def test_span_target(self):
-		def row(n, longest):
+		def row(n, longest, ops):
 			return {'bench': 'inotify_bench', 'mode': 'dir-watch-oplog', 'cpus': n,
-				'ops': 0, 'spans': {'__oplog_sync': {'calls': 3, 'insn_sum': 3 * longest,
-							   'insn_max': longest, 'aborted': 0}}}
-		for n64, verdict in ((1090, 'met'), (1110, 'missed')):
-			t = [x for x in st.targets([row(16, 1000), row(64, n64)]) if 'apply' in x[0]]
-			self.assertEqual(t, [('inotify_bench dir-watch-oplog: longest apply at 64 vCPUs '
-					      'within 10% of 16', verdict,
-					      '%d vs 1000 kernel instructions (%.2fx)' % (n64, n64 / 1000))])
+				'ops': 0, 'spans': {'__oplog_sync': {
+					'calls': 3, 'insn_sum': 3 * longest, 'insn_max': longest,
+					'ops_sum': 3 * ops, 'ops_at_max': ops, 'aborted': 0}}}
+		what = ('inotify_bench dir-watch-oplog: longest apply at 64 vCPUs within 10% of 16, '
+			'per operation')
+		# a longer call of more operations: compared per operation
+		for n64, verdict in ((2180, 'met'), (2220, 'missed')):
+			t = [x for x in st.targets([row(16, 1000, 10), row(64, n64, 20)])
+			     if 'apply' in x[0]]
+			self.assertEqual(t, [(what, verdict,
+					      '%.1f vs 100.0 instructions per operation (%.2fx); %d '
+					      'instructions for 20 operations vs 1000 for 10' %
+					      (n64 / 20, n64 / 2000, n64))])
+		t = [x for x in st.targets([row(16, 1000, 10), row(64, 0, 0)]) if 'apply' in x[0]]
+		self.assertEqual(t, [(what, 'inconclusive', 'no call with operations at 64 vCPUs')])
 
 	def test_write_entries_spans(self):
 		path = os.path.join(self.tmp.name, 'entries')
@@ -238,16 +261,18 @@ ffffffff81200020:\tjmp    ffffffff81400000 <__x86_return_thunk>
 		orig = st.span_sites
 		st.span_sites = lambda m, v, name: orig(m, v, name, run)
 		try:
-			st.write_entries(self.map, path, 'vmlinux', spans=('no_such_fn', 'oplog_queue'))
+			st.write_entries(self.map, path, 'vmlinux',
+					 spans=(('no_such_fn', ()),
+						('oplog_queue', ('ktime_get', 'no_such_op'))))
 		finally:
 			st.span_sites = orig
 		with open(path) as f:
 			lines = f.read().splitlines()
 		self.assertIn('0xffffffff81400040 syscall', lines)
 		# a function the kernel lacks keeps its index free
-		self.assertEqual([x for x in lines if 'span' in x or 'ret' in x][-3:],
+		self.assertEqual([x for x in lines if 'span' in x or 'ret' in x or 'op' in x][-4:],
 				 ['0xffffffff81200000 span1', '0xffffffff81200010 ret1',
-				  '0xffffffff81200020 ret1'])
+				  '0xffffffff81200020 ret1', '0xffffffff81300000 op1'])
 		st.write_entries(self.map, path)
 		with open(path) as f:
 			self.assertNotIn('span', f.read())
@@ -256,7 +281,8 @@ ffffffff81200020:\tjmp    ffffffff81400000 <__x86_return_thunk>
 		st.span_sites = lambda m, v, name: orig(m, v, name, run)
 		try:
 			with unittest.mock.patch('sys.stderr', new_callable=io.StringIO) as err:
-				st.write_entries(self.map, path, 'vmlinux', spans=('oplog_queue',))
+				st.write_entries(self.map, path, 'vmlinux',
+						 spans=(('oplog_queue', ()),))
 		finally:
 			st.span_sites = orig
 		self.assertIn('span not measured: oplog_queue leaves', err.getvalue())
@@ -294,9 +320,15 @@ ffffffff81200020:\tjmp    ffffffff81400000 <__x86_return_thunk>
 		# two lines with two writers: 40 and 2 op-path transfers, 20 ops
 		self.assertAlmostEqual(r['hot_shared_transfers_per_op'], 2.1)
 		self.assertEqual(r['hot_shared_clock_transfers_per_op'], 0)
-		# the 25 loads of data a timer interrupt stored are the clock's
+		# data a timer interrupt stored: still the operations' on a
+		# line that is not the clock's ...
 		text = self.text.replace('store=0 ctx=syscall n=25',
 					 'store=0 ctx=syscall wctx=interrupt n=25')
+		rows = st.join(st.parse_c2c(text)['windows'], st.parse_trace_lines(TAP))
+		r = st.analyze_window(rows[0], st.Symbols(self.map))
+		self.assertAlmostEqual(r['hot_shared_transfers_per_op'], 2.1)
+		# ... the clock's own on tk_core: 25 loads apart, 15 stay
+		text = text.replace('va=0xff11000000001000', 'va=0xffffffff81b00008')
 		rows = st.join(st.parse_c2c(text)['windows'], st.parse_trace_lines(TAP))
 		r = st.analyze_window(rows[0], st.Symbols(self.map))
 		self.assertEqual(r['top_lines'][0]['sites'][0]['transfers'], 25)

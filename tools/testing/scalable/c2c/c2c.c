@@ -50,10 +50,12 @@
  *
  * Spans: the entries file may also name functions whose calls are measured
  * ("<address> span<N>" at a function's entry, "<address> ret<N>" at each of
- * its returns, N below NR_SPANS): per window and span, the calls that
- * began and ended in the window, and the kernel instructions of the
- * longest and of all of them, counted in the context the call began in (an
- * interrupt that arrives meanwhile is not counted).  A call that the task
+ * its returns, "<address> op<N>" at the entry of a function that each
+ * operation the call handles runs, N below NR_SPANS): per window and span,
+ * the calls that began and ended in the window, the kernel instructions
+ * of the longest and of all of them, counted in the context the call began
+ * in (an interrupt that arrives meanwhile is not counted), and the
+ * operations of the longest and of all of them.  A call that the task
  * leaves (a context switch, a return to user mode) or that begins again
  * before it returns is counted as aborted, not measured.  Instructions are
  * counted per translation block, so a call's count may be off by its
@@ -115,10 +117,11 @@ static const char *const ctx_names[NR_CTX] = {
 #define CTX_DEPTH	16
 #define NR_ENTRIES	4096
 #define NR_TASK_SLOTS	8192
-#define ENTRY_SWITCH	0xff
 #define NR_SPANS	8
 #define ENTRY_SPAN	0x40		/* | N: the entry of span N */
 #define ENTRY_SPAN_RET	0x80		/* | N: a return of span N */
+#define ENTRY_SPAN_OP	0xc0		/* | N: an operation of span N */
+#define ENTRY_KIND	0xc0
 
 #define LF_CONFLICT	1
 #define LF_KCONFLICT	2
@@ -213,6 +216,7 @@ struct vcpu_ctx {
 	int span_ctx;		/* the context it began in */
 	uint32_t span_epoch;	/* the window it began in */
 	uint64_t span_start;	/* insn_ctx[span_ctx] when it began */
+	uint64_t span_ops;	/* op<N> entries run since it began */
 } __attribute__((aligned(64)));
 
 /* One vCPU's calls of one span in window @epoch; written by its vCPU only. */
@@ -221,6 +225,8 @@ struct span_stat {
 	uint64_t calls;
 	uint64_t insn_sum;
 	uint64_t insn_max;
+	uint64_t ops_sum;
+	uint64_t ops_at_max;	/* the operations of the longest call */
 	uint64_t aborted;
 };
 
@@ -839,6 +845,8 @@ static struct span_stat *span_stat(unsigned int cpu, int id)
 		__atomic_store_n(&s->calls, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->insn_sum, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->insn_max, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->ops_sum, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->ops_at_max, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->aborted, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->epoch, e, __ATOMIC_RELEASE);
 	}
@@ -874,6 +882,20 @@ static void span_begin(unsigned int cpu, void *udata)
 	x->span_ctx = cur_ctx(cpu, KERNEL);
 	x->span_epoch = __atomic_load_n(&epoch, __ATOMIC_RELAXED);
 	x->span_start = stats[cpu].insn_ctx[x->span_ctx];
+	x->span_ops = 0;
+}
+
+/* An operation of span @udata, if this vCPU is in one, in its context. */
+static void span_op(unsigned int cpu, void *udata)
+{
+	struct vcpu_ctx *x;
+
+	if (cpu >= max_vcpus)
+		return;
+	x = &ctxs[cpu];
+	if (x->span == (int)(uintptr_t)udata + 1 &&
+	    cur_ctx(cpu, KERNEL) == x->span_ctx)
+		x->span_ops++;
 }
 
 /* A return of span @udata: its TB, the return included, was counted. */
@@ -901,8 +923,12 @@ static void span_end(unsigned int cpu, void *udata)
 	s = span_stat(cpu, id);
 	__atomic_store_n(&s->calls, s->calls + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->insn_sum, s->insn_sum + n, __ATOMIC_RELAXED);
-	if (n > s->insn_max)
+	__atomic_store_n(&s->ops_sum, s->ops_sum + x->span_ops,
+			 __ATOMIC_RELAXED);
+	if (n > s->insn_max) {
 		__atomic_store_n(&s->insn_max, n, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->ops_at_max, x->span_ops, __ATOMIC_RELAXED);
+	}
 }
 
 static inline struct task_slot *task_slot(uint64_t task)
@@ -988,7 +1014,8 @@ static int load_entries(const char *path)
 			continue;
 		}
 		if (sscanf(kind, "span%d", &c) == 1 ||
-		    sscanf(kind, "ret%d", &c) == 1) {
+		    sscanf(kind, "ret%d", &c) == 1 ||
+		    sscanf(kind, "op%d", &c) == 1) {
 			if (c < 0 || c >= NR_SPANS || n >= NR_ENTRIES / 2) {
 				fprintf(stderr, "c2c: %s: bad span %s or too many\n",
 					path, kind);
@@ -997,13 +1024,15 @@ static int load_entries(const char *path)
 			}
 			if (c >= nr_spans)
 				nr_spans = c + 1;
-			c |= kind[0] == 's' ? ENTRY_SPAN : ENTRY_SPAN_RET;
+			c |= kind[0] == 's' ? ENTRY_SPAN :
+			     kind[0] == 'r' ? ENTRY_SPAN_RET : ENTRY_SPAN_OP;
 		} else {
 			for (c = CTX_SYSCALL; c <= CTX_INTERRUPT; c++)
 				if (!strcmp(kind, ctx_names[c]))
 					break;
 		}
-		if ((c > CTX_INTERRUPT && c < ENTRY_SPAN) || n >= NR_ENTRIES / 2) {
+		if ((c > CTX_INTERRUPT && !(c & ENTRY_KIND)) ||
+		    n >= NR_ENTRIES / 2) {
 			fprintf(stderr, "c2c: %s: bad entry %s or too many\n",
 				path, kind);
 			fclose(f);
@@ -1117,7 +1146,8 @@ static void dump_window(void)
 			ctx_names[i], ictx[i], ctx_names[i], xctx[i]);
 	fprintf(out, "\n");
 	for (i = 0; i < (size_t)nr_spans; i++) {
-		uint64_t calls = 0, sum = 0, max = 0, aborted = 0;
+		uint64_t calls = 0, sum = 0, max = 0, aborted = 0, ops = 0;
+		uint64_t ops_at_max = 0;
 
 		for (c = 0; c < max_vcpus; c++) {
 			struct span_stat *s = &span_stats[c * NR_SPANS + i];
@@ -1127,12 +1157,17 @@ static void dump_window(void)
 			calls += __atomic_load_n(&s->calls, __ATOMIC_RELAXED);
 			sum += __atomic_load_n(&s->insn_sum, __ATOMIC_RELAXED);
 			aborted += __atomic_load_n(&s->aborted, __ATOMIC_RELAXED);
-			if (__atomic_load_n(&s->insn_max, __ATOMIC_RELAXED) > max)
+			ops += __atomic_load_n(&s->ops_sum, __ATOMIC_RELAXED);
+			if (__atomic_load_n(&s->insn_max, __ATOMIC_RELAXED) > max) {
 				max = __atomic_load_n(&s->insn_max, __ATOMIC_RELAXED);
+				ops_at_max = __atomic_load_n(&s->ops_at_max,
+							     __ATOMIC_RELAXED);
+			}
 		}
 		fprintf(out, "span id=%zu calls=%" PRIu64 " insn_sum=%" PRIu64
-			" insn_max=%" PRIu64 " aborted=%" PRIu64 "\n", i, calls,
-			sum, max, aborted);
+			" insn_max=%" PRIu64 " ops_sum=%" PRIu64 " ops_at_max=%"
+			PRIu64 " aborted=%" PRIu64 "\n", i, calls, sum, max, ops,
+			ops_at_max, aborted);
 	}
 	pthread_mutex_lock(&att_lock);
 	fprintf(out, "total insn_k=%" PRIu64 " insn_u=%" PRIu64 " mem_k=%" PRIu64
@@ -1246,7 +1281,7 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 	if (k == KERNEL) {
 		e = entry_slot(va);
-		if (entry_addr[e] == va && entry_ctx[e] < ENTRY_SPAN)
+		if (entry_addr[e] == va && !(entry_ctx[e] & ENTRY_KIND))
 			qemu_plugin_register_vcpu_tb_exec_cb(tb, ctx_enter,
 							     QEMU_PLUGIN_CB_NO_REGS,
 							     (void *)(uintptr_t)entry_ctx[e]);
@@ -1269,9 +1304,12 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 							       NULL);
 		if (k == KERNEL && nr_spans) {
 			e = entry_slot(pc);
-			if (entry_addr[e] == pc && entry_ctx[e] >= ENTRY_SPAN)
+			int kind = entry_ctx[e] & ENTRY_KIND;
+
+			if (entry_addr[e] == pc && kind)
 				qemu_plugin_register_vcpu_insn_exec_cb(insn,
-					entry_ctx[e] & ENTRY_SPAN ? span_begin : span_end,
+					kind == ENTRY_SPAN ? span_begin :
+					kind == ENTRY_SPAN_RET ? span_end : span_op,
 					QEMU_PLUGIN_CB_NO_REGS,
 					(void *)(uintptr_t)(entry_ctx[e] & (NR_SPANS - 1)));
 		}
