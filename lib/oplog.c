@@ -181,16 +181,22 @@ void oplog_stat(struct oplog_type *type, enum oplog_stat s, long n)
 
 /*
  * Raise this CPU's high-water mark @s to @n.  The mark is read as the
- * maximum over CPUs (lib/oplog_debugfs.c), not summed.
+ * maximum over CPUs (lib/oplog_debugfs.c), not summed.  Compare and
+ * exchange: an interrupt on this CPU may raise it between the read and
+ * the write, and must not be undone.
  */
 static void oplog_stat_max(struct oplog_type *type, enum oplog_stat s, long n)
 {
 	local_t *v;
+	long old;
 
 	preempt_disable();
 	v = oplog_stat_ptr(type, s);
-	if (v && local_read(v) < n)
-		local_set(v, n);
+	if (v) {
+		old = local_read(v);
+		while (old < n && !local_try_cmpxchg(v, &old, n))
+			;
+	}
 	preempt_enable();
 }
 

@@ -160,7 +160,7 @@ def entry_points(system_map):
 
 
 # Functions whose calls the plugin measures ("spans", c2c.c): the OpLog's
-# apply under the object lock, which issue 36 bounds by a constant number
+# apply under the object lock, which max_pending bounds to a constant number
 # of operations whatever the CPU count, and the reverse map's apply of
 # what it took out of the logs and its spill list, under i_mmap_rwsem.
 # Each must return by ret (or the return thunk), not by a tail call, so
