@@ -24,6 +24,9 @@
  *  - a writer wakes only a sleeping reader: wq_has_sleeper() in
  *    inotify_oplog_wake() pairs with the smp_mb() of
  *    inotify_oplog_sync_locked(), so that no wakeup is lost;
+ *  - one writer wakes the readers between two of their looks at the
+ *    logs: the one that sets bit 0 of inotify_data.oplog_waking, which
+ *    inotify_oplog_sync_locked() clears before that smp_mb();
  *  - no log outlives its group: ->attach refuses once group->shutdown is
  *    set, and the group's release flushes the logs.
  *
@@ -182,11 +185,16 @@ VISIBLE_IF_KUNIT struct oplog_type inotify_oplog_type = {
  * Wake a reader sleeping in read(), poll() or epoll, and send SIGIO, after
  * an event was queued to a log.  Pairs with the smp_mb() in
  * inotify_oplog_sync_locked(): wq_has_sleeper() orders the append before
- * its look at the wait queue.
+ * its look at the wait queue and at oplog_waking.  A writer that finds
+ * the bit set leaves the wake-up to the one that set it: the readers have
+ * not looked at the logs since, and when they do, they find this event.
  */
 static void inotify_oplog_wake(struct fsnotify_group *group)
 {
-	if (wq_has_sleeper(&group->notification_waitq))
+	unsigned long *waking = &group->inotify_data.oplog_waking;
+
+	if (wq_has_sleeper(&group->notification_waitq) &&
+	    !test_bit(0, waking) && !test_and_set_bit(0, waking))
 		wake_up(&group->notification_waitq);
 	kill_fasync(&group->fsn_fa, SIGIO, POLL_IN);
 }
@@ -280,6 +288,11 @@ bool __inotify_oplog_queue(struct fsnotify_group *group,
  * before the cutoff) or left (stamped after it: then it synchronizes again
  * with a later cutoff).  A writer that attaches a new log does so under
  * notification_lock, after this reader released it, and sees it too.
+ * The reader clears oplog_waking before that smp_mb().  A writer that
+ * finds the bit set, and so does not wake, read a set that some reader's
+ * clear comes after: the setter wakes the sleeping readers, and each looks
+ * again, clearing first.  The same pairing then puts the writer's event in
+ * the look that follows that clear.
  * The loop ends at the second pass at the latest: the first left only
  * events stamped after its cutoff, which the second applies, and ->exec
  * leaves the queue empty only for a group that shut down, which has no
@@ -292,6 +305,8 @@ void inotify_oplog_sync_locked(struct fsnotify_group *group)
 	bool left;
 
 	lockdep_assert_held(&group->notification_lock);
+	if (test_bit(0, &group->inotify_data.oplog_waking))
+		clear_bit(0, &group->inotify_data.oplog_waking);
 	/* Pairs with wq_has_sleeper() in inotify_oplog_wake(). */
 	smp_mb();
 	do {

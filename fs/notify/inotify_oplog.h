@@ -31,6 +31,7 @@ static inline void inotify_oplog_init(struct fsnotify_group *group)
 {
 	oplog_obj_init(&group->inotify_data.oplog);
 	group->inotify_data.oplog_reserved = 0;
+	group->inotify_data.oplog_waking = 0;
 }
 
 /*
